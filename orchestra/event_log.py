@@ -1,0 +1,66 @@
+"""Canonical, hashable form of an ARE event log.
+
+Reproducibility claims need something to compare: `event_log_sha256` hashes a canonical JSON
+serialisation of every completed event (time, type, tool, resolved arguments, return value,
+exception). Only ARE's own random record ids are canonicalised — the `uuid4()` strings ARE puts in
+event ids and AUI message ids, which are fresh in every process. App-generated ids (emails,
+calendar events, conversations) come from the apps' seeded RNG (32 hex digits, no dashes) and are
+kept verbatim: if they drift, determinism is broken and the hash must say so.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from typing import Any
+
+_UUID4 = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}")
+
+
+def _serializable(value: Any) -> Any:
+    from are.simulation.utils.serialization import make_serializable
+
+    return make_serializable(value)
+
+
+def canonical_events(events: list[Any], start_time: float) -> list[dict[str, Any]]:
+    """One JSON-ready dict per ARE `CompletedEvent`, with uuid4 record ids replaced by stable tokens."""
+    from are.simulation.types import ConditionCheckAction
+
+    tokens: dict[str, str] = {}
+
+    def canon(text: str) -> str:
+        def repl(m: re.Match[str]) -> str:
+            return tokens.setdefault(m.group(0), f"uuid-{len(tokens)}")
+
+        return _UUID4.sub(repl, text)
+
+    def canon_value(value: Any) -> Any:
+        if isinstance(value, str):
+            return canon(value)
+        if isinstance(value, list):
+            return [canon_value(v) for v in value]
+        if isinstance(value, dict):
+            return {canon(str(k)): canon_value(v) for k, v in value.items()}
+        return value
+
+    out = []
+    for ev in events:
+        is_condition = isinstance(ev.action, ConditionCheckAction)
+        record = {
+            "t": round(float(ev.event_time) - start_time, 6),
+            "type": getattr(ev.event_type, "value", str(ev.event_type)),
+            "id": canon(str(ev.event_id)),
+            "tool": "condition" if is_condition else ev.tool_name,
+            "args": {} if is_condition else canon_value(_serializable(ev.get_args())),
+            "return": canon_value(_serializable(ev.metadata.return_value)) if ev.metadata else None,
+            "exception": canon(str(ev.metadata.exception)) if ev.metadata and ev.metadata.exception else None,
+        }
+        out.append(record)
+    return out
+
+
+def event_log_sha256(records: list[dict[str, Any]]) -> str:
+    blob = json.dumps(records, sort_keys=True, separators=(",", ":"), ensure_ascii=True, default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()

@@ -1,0 +1,320 @@
+"""One rollout: a Gaia2-format scenario running inside ARE on the token-metered clock.
+
+The session is the only thing a policy (a scaffold with its model, or the oracle replay) touches.
+Its contract:
+
+* `notifications()` pops what ARE's notification system delivered up to the simulated now
+  (user messages and environment notifications, as ARE's agent pre-step does);
+* `charge_model(prompt_tokens, completion_tokens)` moves the clock by the token part of the formula;
+* `call_tool(name, arguments)` executes an ARE app tool at the simulated now, then moves the clock
+  by `tool_call_seconds`; errors come back in the outcome, they never raise;
+* `SystemApp__wait_for_notification(timeout)` idles to the next event/notification or the timeout;
+* `finish()` runs ARE's scripted judge and returns a `RolloutResult`.
+
+Between those calls simulated time does not move, whatever the wall clock does.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from orchestra import are_adapter
+from orchestra.are_adapter import DrivenEnvironment, JudgePool, Notification, PreparedScenario, ToolSpec
+from orchestra.clock import ClockConfig
+from orchestra.errors import SessionError
+from orchestra.event_log import canonical_events, event_log_sha256
+from orchestra.reward import dense_credit
+from orchestra.scenario_files import ScenarioFile, read_scenario_file
+
+WAIT_TOOL = "SystemApp__wait_for_notification"
+SEND_TO_USER_TOOL = "AgentUserInterface__send_message_to_user"
+RewardMode = Literal["binary", "dense"]
+
+
+class SessionConfig(BaseModel):
+    """How a rollout is run. Everything that changes a reward is in here, so it can be recorded."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    clock: ClockConfig = Field(default_factory=ClockConfig)
+    notification_verbosity: Literal["low", "medium", "high"] = "medium"
+    reward_mode: RewardMode = "binary"
+    duration: float | None = Field(
+        None, gt=0, description="Scenario duration in simulated seconds; default: ARE's cap (420 s Time, else 1800 s)."
+    )
+
+
+@dataclass
+class ToolOutcome:
+    """What one tool call did. `ok=False` means `error` says why; the rollout goes on either way."""
+
+    name: str
+    arguments: dict[str, Any]
+    ok: bool
+    output: Any = None
+    error: str | None = None
+    sim_time: float = 0.0
+    notifications: list[Notification] = field(default_factory=list)
+
+
+class TurnVerdict(BaseModel):
+    turn: int
+    success: bool
+    rationale: str | None
+    sim_seconds: float
+
+
+class RolloutResult(BaseModel):
+    """Everything a rollout produced: verdict, reward, timeline and the full event log."""
+
+    scenario_id: str
+    source: str
+    success: bool
+    reward: float
+    reward_mode: RewardMode
+    rationale: str | None
+    turns: list[TurnVerdict]
+    nb_turns: int
+    turns_completed: int
+    sim_seconds: float
+    stop_reason: str
+    n_tool_calls: int
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    event_log_sha256: str
+    event_log: list[dict[str, Any]]
+    error: str | None = None
+
+
+class Session:
+    """One rollout of one scenario. Create it with `Session.open(...)`."""
+
+    def __init__(self, prepared: PreparedScenario, config: SessionConfig) -> None:
+        self.prepared = prepared
+        self.config = config
+        self.scenario = prepared.scenario
+        self.env = DrivenEnvironment(self.scenario, verbosity=config.notification_verbosity)
+        self._tools = are_adapter.agent_tools(self.scenario)
+        self.n_tool_calls = 0
+        self.prompt_tokens = 0
+        self.completion_tokens = 0
+        self.turns_completed = 0
+        self._result: RolloutResult | None = None
+        self.env.start()
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    @contextlib.contextmanager
+    def open(
+        cls,
+        scenario: str | Path | ScenarioFile,
+        config: SessionConfig | None = None,
+        *,
+        judge_pool: JudgePool | None = None,
+    ) -> Iterator[Session]:
+        """Load, preprocess (oracle run, judge, turns) and start a scenario; release the judge after."""
+        config = config or SessionConfig()
+        file = scenario if isinstance(scenario, ScenarioFile) else read_scenario_file(scenario)
+        pool = judge_pool or are_adapter.default_judge_pool()
+        with pool.acquire() as judge:
+            sc = are_adapter.parse_scenario_json(file.text, file.path)
+            prepared = are_adapter.prepare_for_rollout(sc, judge, source=str(file.path), duration=config.duration)
+            session = cls(prepared, config)
+            try:
+                yield session
+            finally:
+                session.env.stop()
+
+    # ------------------------------------------------------------------ state
+    @property
+    def scenario_id(self) -> str:
+        return self.prepared.scenario_id
+
+    @property
+    def nb_turns(self) -> int:
+        return self.prepared.nb_turns
+
+    @property
+    def now(self) -> float:
+        """Simulated epoch seconds."""
+        return self.env.now
+
+    @property
+    def elapsed(self) -> float:
+        """Simulated seconds since the scenario started."""
+        return self.env.now - self.env.start_time
+
+    @property
+    def tools(self) -> dict[str, ToolSpec]:
+        return {name: spec for name, (spec, _) in self._tools.items()}
+
+    @property
+    def done(self) -> bool:
+        """True once every turn is answered, the judge rejected a turn, or the duration ran out."""
+        return self.env.stopped or self.turns_completed >= self.nb_turns
+
+    @property
+    def stop_reason(self) -> str:
+        if self.turns_completed >= self.nb_turns:
+            return "all_turns_completed"
+        if self.env.duration_reached:
+            return "duration_reached"
+        if self.env.stopped:
+            return "environment_stopped"
+        return "policy_stopped"
+
+    def _check_open(self) -> None:
+        if self._result is not None:
+            raise SessionError(f"{self.scenario_id}: the rollout is finished; no more actions")
+
+    # ------------------------------------------------------------------ the agent's actions
+    def notifications(self) -> list[Notification]:
+        """Pop every notification delivered up to now (user messages, env notifications, stop)."""
+        return self.env.drain_notifications()
+
+    def charge_model(self, prompt_tokens: int, completion_tokens: int) -> float:
+        """Charge one model call to the clock; returns the simulated seconds it cost."""
+        self._check_open()
+        dt = self.config.clock.model_seconds(prompt_tokens, completion_tokens)
+        self.prompt_tokens += prompt_tokens
+        self.completion_tokens += completion_tokens
+        if self.env.running:
+            self.env.advance_by(dt)
+        return dt
+
+    def idle_until(self, t: float) -> None:
+        """Let simulated time pass without acting (used by replays that follow a recorded timeline)."""
+        self._check_open()
+        if t > self.now and self.env.running:
+            self.env.advance_to(t)
+
+    def call_tool(self, name: str, arguments: dict[str, Any] | None = None) -> ToolOutcome:
+        """Execute one tool at the simulated now, then charge `tool_call_seconds`."""
+        self._check_open()
+        arguments = {} if arguments is None else arguments
+        self.n_tool_calls += 1
+        try:
+            if not self.env.running:
+                return ToolOutcome(name, arguments, ok=False, error="The environment has stopped.", sim_time=self.now)
+            if not isinstance(arguments, dict):
+                return ToolOutcome(
+                    name, {}, ok=False, sim_time=self.now,
+                    error=f"Arguments for {name} must be a JSON object, got {type(arguments).__name__}.",
+                )
+            if name == WAIT_TOOL:
+                return self._wait_for_notification(arguments)
+            if name not in self._tools:
+                return ToolOutcome(
+                    name, arguments, ok=False, sim_time=self.now,
+                    error=f"Unknown tool {name!r}. Available tools: {', '.join(sorted(self._tools))}.",
+                )
+            spec, tool = self._tools[name]
+            problem = _check_arguments(spec, arguments)
+            if problem:
+                return ToolOutcome(name, arguments, ok=False, error=problem, sim_time=self.now)
+            t = self.now
+            try:
+                output = tool(**arguments)
+            except Exception as exc:  # app errors are observations, never crashes
+                return ToolOutcome(name, arguments, ok=False, error=f"{type(exc).__name__}: {exc}", sim_time=t)
+            if name == SEND_TO_USER_TOOL:
+                self.turns_completed += 1
+            return ToolOutcome(name, arguments, ok=True, output=output, sim_time=t)
+        finally:
+            if self.env.running:
+                self.env.advance_by(self.config.clock.tool_seconds(1))
+
+    def _wait_for_notification(self, arguments: dict[str, Any]) -> ToolOutcome:
+        """Idle to the next event or notification, or the timeout, through ARE's own SystemApp tool.
+
+        Pending notifications are returned at once: ARE's wait would otherwise jump the clock
+        backwards to their timestamp (ARE-NOTES §3.6).
+        """
+        t = self.now
+        pending = self.env.drain_notifications()
+        if pending:
+            return ToolOutcome(WAIT_TOOL, arguments, ok=True, sim_time=t, notifications=pending)
+        try:
+            timeout = int(arguments.get("timeout", 0))
+        except (TypeError, ValueError):
+            return ToolOutcome(WAIT_TOOL, arguments, ok=False, sim_time=t,
+                               error=f"timeout must be an integer number of seconds, got {arguments.get('timeout')!r}")
+        if timeout < 0:
+            return ToolOutcome(WAIT_TOOL, arguments, ok=False, sim_time=t, error="timeout must be >= 0")
+        end = self.env.end_time
+        if end is not None:
+            timeout = max(0, min(timeout, int(end - self.now) + 1))
+        _, tool = self._tools[WAIT_TOOL]
+        try:
+            tool(timeout=timeout)
+        except Exception as exc:
+            return ToolOutcome(WAIT_TOOL, arguments, ok=False, sim_time=t, error=f"{type(exc).__name__}: {exc}")
+        if end is not None and self.now > end and self.env.running:
+            self.env.advance_to(self.now)  # enforces the duration
+        return ToolOutcome(WAIT_TOOL, arguments, ok=True, sim_time=t, notifications=self.env.drain_notifications())
+
+    # ------------------------------------------------------------------ the end
+    def finish(self, error: str | None = None) -> RolloutResult:
+        """Judge the rollout (ARE's scripted judge) and return the result. Idempotent."""
+        if self._result is not None:
+            return self._result
+        sc = self.scenario
+        validation = sc.validate(self.env.env)
+        success = bool(validation.success)
+        rationale = None if success else _clean_rationale(validation)
+        turns = [TurnVerdict(**v) for v in self.prepared.turn_verdicts]
+        if len(turns) < self.nb_turns and (self.turns_completed >= self.nb_turns or not success):
+            turns.append(TurnVerdict(turn=len(turns), success=success, rationale=rationale, sim_seconds=self.elapsed))
+        reward = 1.0 if success else 0.0
+        if not success and self.config.reward_mode == "dense":
+            reward = dense_credit(self.prepared, self.env.event_log())
+        records = canonical_events(self.env.event_log(), self.env.start_time)
+        self.env.stop()
+        self._result = RolloutResult(
+            scenario_id=self.scenario_id,
+            source=self.prepared.source,
+            success=success,
+            reward=reward,
+            reward_mode=self.config.reward_mode,
+            rationale=rationale,
+            turns=turns,
+            nb_turns=self.nb_turns,
+            turns_completed=self.turns_completed,
+            sim_seconds=round(self.elapsed, 6),
+            stop_reason=self.stop_reason,
+            n_tool_calls=self.n_tool_calls,
+            prompt_tokens=self.prompt_tokens,
+            completion_tokens=self.completion_tokens,
+            event_log_sha256=event_log_sha256(records),
+            event_log=records,
+            error=error,
+        )
+        return self._result
+
+
+def _clean_rationale(validation: Any) -> str:
+    if validation.exception is not None:
+        return f"judge exception: {type(validation.exception).__name__}: {validation.exception}"
+    return str(validation.rationale or "rejected")
+
+
+def _check_arguments(spec: ToolSpec, arguments: dict[str, Any]) -> str | None:
+    """Name-level argument check, so a bad call gets a precise message instead of a TypeError."""
+    known = {a.name for a in spec.args}
+    unknown = sorted(set(arguments) - known)
+    missing = [a.name for a in spec.args if a.required and a.name not in arguments]
+    if not unknown and not missing:
+        return None
+    parts = []
+    if unknown:
+        parts.append(f"unknown argument(s) {unknown}")
+    if missing:
+        parts.append(f"missing required argument(s) {missing}")
+    signature = ", ".join(f"{a.name}: {a.type_text}" + ("" if a.required else " = optional") for a in spec.args)
+    return f"Invalid arguments for {spec.name}: {'; '.join(parts)}. Expected ({signature})."
