@@ -1,0 +1,45 @@
+"""The `orchestra` command line. One module per command; each exposes `add_parser` and `run`."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Sequence
+
+from orchestra import __version__
+from orchestra.cli import judge_check, replay
+from orchestra.errors import OrchestraError
+
+COMMANDS = (replay, judge_check)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="orchestra", description="Teams of LLM agents inside ARE / Gaia2.")
+    parser.add_argument("--version", action="version", version=f"orchestra {__version__}")
+    parser.add_argument("-v", "--verbose", action="count", default=0, help="more logging (-vv: ARE's own logs too)")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for module in COMMANDS:
+        module.add_parser(sub)
+    return parser
+
+
+def configure_logging(verbosity: int) -> None:
+    """Quiet by default: ARE logs every event at INFO and warns on normal turn handling."""
+    logging.basicConfig(level=logging.WARNING if verbosity == 0 else logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    logging.getLogger("are").setLevel(logging.DEBUG if verbosity >= 2 else logging.CRITICAL)
+    for noisy in ("LiteLLM", "litellm", "httpx"):
+        logging.getLogger(noisy).setLevel(logging.WARNING if verbosity >= 2 else logging.ERROR)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    configure_logging(args.verbose)
+    try:
+        return int(args.func(args) or 0)
+    except OrchestraError as exc:
+        print(f"orchestra: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("orchestra: interrupted", file=sys.stderr)
+        return 130

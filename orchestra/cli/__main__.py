@@ -1,0 +1,5 @@
+import sys
+
+from orchestra.cli import main
+
+sys.exit(main())
