@@ -593,6 +593,14 @@ def prepare_for_rollout(
     if failed:
         details = "; ".join(f"{e.tool_name}: {e.metadata.exception}" for e in failed[:3])
         raise ScenarioError(source, f"the oracle run failed ({len(failed)} event(s)): {details}")
+    ran = {e.event_id for e in oracle_log}
+    missed = [e.event_id for e in scenario.events if isinstance(e, OracleEvent) and e.event_id not in ran]
+    if missed:
+        raise ScenarioError(
+            source,
+            f"oracle action(s) {missed} did not happen within the scenario duration ({scenario.duration} s); "
+            "the judge would expect nothing of them — raise the duration",
+        )
     scenario.soft_reset()
     reseed_apps(scenario)
     scenario.oracle_run_event_log = oracle_log

@@ -53,7 +53,7 @@ def canonical_events(events: list[Any], start_time: float) -> list[dict[str, Any
             "type": getattr(ev.event_type, "value", str(ev.event_type)),
             "id": canon(str(ev.event_id)),
             "tool": "condition" if is_condition else ev.tool_name,
-            "args": {} if is_condition else canon_value(_serializable(ev.get_args())),
+            "args": {} if is_condition else canon_value(_serializable({k: v for k, v in ev.get_args().items() if k != "self"})),
             "return": canon_value(_serializable(ev.metadata.return_value)) if ev.metadata else None,
             "exception": canon(str(ev.metadata.exception)) if ev.metadata and ev.metadata.exception else None,
         }

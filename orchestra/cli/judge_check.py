@@ -95,7 +95,7 @@ def print_table(rows: dict[str, dict[str | None, ReplayOutcome]], parity: bool) 
     print("  ".join(h.ljust(w) for h, w in zip(headers, widths)))
     print("  ".join("-" * w for w in widths))
     for r in table:
-        print("  ".join(str(c).ljust(w) for c, w in zip(r, widths)))
+        print("  ".join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip())
     print("\nexpected: oracle 1.0, every perturbation 0.0; 'ok' = as expected" + ("; '=ARE' = ARE's native harness agrees" if parity else ""))
     if reasons:
         print("not applicable:")
