@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
-from conftest import REPO, SCENARIOS, STARTER
+from conftest import SCENARIOS, STARTER
 from orchestra.oracle_runs import replay_sources
 from orchestra.perturbations import KINDS
 
@@ -28,14 +29,15 @@ def test_orchestra_verdicts_equal_are_native_verdicts(judge_pool):
 
 def test_are_benchmark_oracle_run_scores_every_bundled_scenario(tmp_path):
     """ARE's own harness (`are-benchmark run --oracle`) on the bundled files: every scenario passes."""
-    configs = sorted({p.parent.parent.name for p in STARTER})
-    for config in configs:
+    exe = Path(sys.executable).parent / "are-benchmark"
+    for config in sorted({p.parent.parent.name for p in STARTER}):
+        expected = len([p for p in STARTER if p.parent.parent.name == config])
         proc = subprocess.run(
-            [str(REPO / ".venv" / "bin" / "are-benchmark") if (REPO / ".venv" / "bin" / "are-benchmark").exists() else "are-benchmark",
-             "run", "--oracle", "-d", str(SCENARIOS), "--config", config, "--split", "validation",
+            [str(exe), "run", "--oracle", "-d", str(SCENARIOS), "--config", config, "--split", "validation",
              "--output_dir", str(tmp_path / config), "--num_runs", "1"],
             capture_output=True, text=True, timeout=900, cwd=tmp_path,
         )
-        assert proc.returncode == 0, proc.stderr[-2000:]
         text = proc.stdout + proc.stderr
-        assert "100.0%" in text or "Success rate: 100" in text, text[-3000:]
+        assert proc.returncode == 0, text[-3000:]
+        assert f"Scenarios: {expected} unique" in text, text[-3000:]  # none silently dropped
+        assert "Micro success rate: 100.0%" in text, text[-3000:]
