@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import inspect
 import json
 import os
 import random
@@ -62,7 +63,7 @@ _imported = False
 
 
 @contextlib.contextmanager
-def _dotenv_disabled() -> Iterator[None]:
+def dotenv_disabled() -> Iterator[None]:
     """Make `dotenv.load_dotenv` a no-op while ARE's modules import.
 
     ARE calls `load_dotenv()` at import time; python-dotenv then walks up from ARE's install folder
@@ -93,7 +94,7 @@ def import_are() -> None:
             return
         # litellm (imported by ARE) downloads its model cost map at import unless told not to.
         os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-        with _dotenv_disabled():
+        with dotenv_disabled():
             import are.simulation.config  # noqa: F401  (its import runs load_dotenv)
             import are.simulation.data_handler.importer  # noqa: F401
             import are.simulation.environment  # noqa: F401
@@ -502,9 +503,33 @@ class DrivenEnvironment:
             out.append(Notification(kind=kind, text=str(msg.message), timestamp=msg.timestamp.timestamp()))
         return out
 
-    def pending_notification(self) -> bool:
-        now = datetime.fromtimestamp(self.now, tz=timezone.utc)
-        return bool(self.env.notification_system.message_queue.has_new_messages(now))
+    def pending_notification(self, kind: str | None = None) -> bool:
+        """Is a notification (of `kind`: "user" / "environment") due at or before now?"""
+        from are.simulation.notification_system import MessageType
+
+        wanted = {None: None, "user": MessageType.USER_MESSAGE, "environment": MessageType.ENVIRONMENT_NOTIFICATION}[kind]
+        now = self.now
+        for msg in self.env.notification_system.message_queue.list_view():
+            if msg.timestamp.timestamp() <= now and (wanted is None or msg.message_type == wanted):
+                return True
+        return False
+
+    def advance_until_notification(self, kind: str | None = None) -> bool:
+        """Idle: run events until a notification (of `kind`) is due. False if the env stopped first."""
+        while self.running:
+            if self.pending_notification(kind):
+                return True
+            nxt = self.env.get_next_event_time()
+            end = self.end_time
+            if nxt is None or (end is not None and nxt > end):
+                # Nothing will ever notify: the scenario runs out its time, as ARE's loop would.
+                if end is not None:
+                    self.advance_to(end)
+                    self.duration_reached = True
+                self.env.stop()
+                return False
+            self.advance_to(max(nxt, self.now))
+        return False
 
     def event_log(self) -> list[CompletedEvent]:
         return list(self.env.event_log.list_view())
@@ -667,26 +692,89 @@ def agent_tools(scenario: Any) -> dict[str, tuple[ToolSpec, Any]]:
     for tool in scenario.get_tools():
         if tool.name in HIDDEN_AUI_TOOLS:
             continue
-        args = tuple(
-            ToolArg(
-                name=a.name,
-                type_hint=a.type_obj,
-                type_text=str(a.arg_type),
-                description=a.description or "",
-                required=not a.has_default,
-                default=a.default if a.has_default else None,
-            )
-            for a in tool.args
-        )
-        spec = ToolSpec(
-            name=tool._public_name or tool.name,
-            app_name=tool.app_name,
-            app_class=tool.class_name,
-            method=tool.name.split("__", 1)[1] if "__" in tool.name else tool.name,
-            description=tool._public_description or tool.function_description or "",
-            args=args,
-            return_type=str(tool.return_type),
-            writes=bool(tool.write_operation),
-        )
+        spec = spec_from_app_tool(tool)
         out[spec.name] = (spec, tool)
     return out
+
+
+def _variadic_params(tool: Any) -> set[str]:
+    """Names of `*args`/`**kwargs` parameters of the tool's method.
+
+    ARE's `build_tool` lists them as ordinary arguments with no default, so a `**kwargs` looks
+    like a *required* argument named "kwargs" (the Files / SandboxLocalFileSystem /
+    VirtualFileSystem tools). Passing `kwargs={...}` would hand a stray keyword named "kwargs" to
+    the underlying file system; the model should never be asked for it.
+    """
+    func = getattr(tool, "function", None)
+    if func is None:
+        return set()
+    try:
+        params = inspect.signature(func).parameters
+    except (TypeError, ValueError):
+        return set()
+    variadic = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+    return {name for name, p in params.items() if p.kind in variadic}
+
+
+def spec_from_app_tool(tool: Any) -> ToolSpec:
+    """A `ToolSpec` for one ARE `AppTool`; `*args`/`**kwargs` parameters are left out (see `_variadic_params`)."""
+    variadic = _variadic_params(tool)
+    args = tuple(
+        ToolArg(
+            name=a.name,
+            type_hint=a.type_obj,
+            type_text=str(a.arg_type),
+            description=a.description or "",
+            required=not a.has_default,
+            default=a.default if a.has_default else None,
+        )
+        for a in tool.args
+        if a.name not in variadic
+    )
+    return ToolSpec(
+        name=tool._public_name or tool.name,
+        app_name=tool.app_name,
+        app_class=tool.class_name,
+        method=tool.name.split("__", 1)[1] if "__" in tool.name else tool.name,
+        description=tool._public_description or tool.function_description or "",
+        args=args,
+        return_type=str(tool.return_type),
+        writes=bool(tool.write_operation),
+    )
+
+
+
+# --------------------------------------------------------------------------------------------
+# ARE's agent prompt, for scaffolds that want to match ARE's default agent
+# --------------------------------------------------------------------------------------------
+
+
+def are_system_prompt(env: DrivenEnvironment, scenario: Any, *, agent_instructions: str | None = None, tool_descriptions: str) -> str:
+    """ARE's default agent system prompt, filled as ARE fills it (ARE-NOTES §5.4).
+
+    `agent_instructions=None` keeps ARE's JSON ReAct instructions (the Gaia2 paper's scaffold);
+    other scaffolds pass their own and keep ARE's general and environment instructions.
+    """
+    import_are()
+    from are.simulation.agents.default_agent.prompts.notification_system import get_notification_system_prompt
+    from are.simulation.agents.default_agent.prompts.system_prompt import (
+        ARE_SIMULATION_ENVIRONMENT_INSTRUCTIONS,
+        GENERAL_SYSTEM_PROMPT_TEMPLATE,
+        REACT_LOOP_JSON_SYSTEM_PROMPT,
+        SYSTEM_PROMPT_TEMPLATE,
+    )
+
+    prompt = SYSTEM_PROMPT_TEMPLATE.format(
+        general_instructions=GENERAL_SYSTEM_PROMPT_TEMPLATE,
+        agent_instructions=agent_instructions if agent_instructions is not None else REACT_LOOP_JSON_SYSTEM_PROMPT.format(json_agent_hints=""),
+        environment_instructions=ARE_SIMULATION_ENVIRONMENT_INSTRUCTIONS.format(environment_hints=""),
+    )
+    if getattr(scenario, "additional_system_prompt", None):
+        prompt += "\n\n" + scenario.additional_system_prompt
+    date_str = datetime.fromtimestamp(float(scenario.start_time or 0), tz=timezone.utc).strftime("%Y-%m-%d %H")
+    return (
+        prompt.replace("<<tool_descriptions>>", tool_descriptions)
+        .replace("<<notification_system_description>>", get_notification_system_prompt(env.env.notification_system, scenario.apps))
+        .replace("<<curent_time_description>>", f"Today's date in 'YYYY-MM-DD HH' format is {date_str}")
+        .replace("<<agent_reminder_description>>", "")
+    )

@@ -87,6 +87,9 @@ class RolloutResult(BaseModel):
     n_tool_calls: int
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    reasoning_tokens: int = 0
+    steps: int = 0
+    cost_usd: float = 0.0
     event_log_sha256: str
     event_log: list[dict[str, Any]]
     error: str | None = None
@@ -196,39 +199,57 @@ class Session:
 
     def call_tool(self, name: str, arguments: dict[str, Any] | None = None) -> ToolOutcome:
         """Execute one tool at the simulated now, then charge `tool_call_seconds`."""
+        try:
+            return self.execute_tool(name, arguments)
+        finally:
+            self.charge_tool_calls(1)
+
+    def charge_tool_calls(self, n: int = 1) -> float:
+        """Charge `n` tool calls to the clock (the agent loop's clock plugin does this per call)."""
+        dt = self.config.clock.tool_seconds(n)
+        if self.env.running:
+            self.env.advance_by(dt)
+        return dt
+
+    def idle_until_user_message(self) -> bool:
+        """Let time pass, uncharged, until the user writes again (ARE's agent idles between turns).
+
+        Returns False if the scenario ended first (duration, judge rejection).
+        """
+        self._check_open()
+        return self.env.advance_until_notification("user")
+
+    def execute_tool(self, name: str, arguments: dict[str, Any] | None = None) -> ToolOutcome:
+        """Execute one tool at the simulated now without charging the clock."""
         self._check_open()
         arguments = {} if arguments is None else arguments
         self.n_tool_calls += 1
+        if not self.env.running:
+            return ToolOutcome(name, arguments, ok=False, error="The environment has stopped.", sim_time=self.now)
+        if not isinstance(arguments, dict):
+            return ToolOutcome(
+                name, {}, ok=False, sim_time=self.now,
+                error=f"Arguments for {name} must be a JSON object, got {type(arguments).__name__}.",
+            )
+        if name == WAIT_TOOL:
+            return self._wait_for_notification(arguments)
+        if name not in self._tools:
+            return ToolOutcome(
+                name, arguments, ok=False, sim_time=self.now,
+                error=f"Unknown tool {name!r}. Available tools: {', '.join(sorted(self._tools))}.",
+            )
+        spec, tool = self._tools[name]
+        problem = _check_arguments(spec, arguments)
+        if problem:
+            return ToolOutcome(name, arguments, ok=False, error=problem, sim_time=self.now)
+        t = self.now
         try:
-            if not self.env.running:
-                return ToolOutcome(name, arguments, ok=False, error="The environment has stopped.", sim_time=self.now)
-            if not isinstance(arguments, dict):
-                return ToolOutcome(
-                    name, {}, ok=False, sim_time=self.now,
-                    error=f"Arguments for {name} must be a JSON object, got {type(arguments).__name__}.",
-                )
-            if name == WAIT_TOOL:
-                return self._wait_for_notification(arguments)
-            if name not in self._tools:
-                return ToolOutcome(
-                    name, arguments, ok=False, sim_time=self.now,
-                    error=f"Unknown tool {name!r}. Available tools: {', '.join(sorted(self._tools))}.",
-                )
-            spec, tool = self._tools[name]
-            problem = _check_arguments(spec, arguments)
-            if problem:
-                return ToolOutcome(name, arguments, ok=False, error=problem, sim_time=self.now)
-            t = self.now
-            try:
-                output = tool(**arguments)
-            except Exception as exc:  # app errors are observations, never crashes
-                return ToolOutcome(name, arguments, ok=False, error=f"{type(exc).__name__}: {exc}", sim_time=t)
-            if name == SEND_TO_USER_TOOL:
-                self.turns_completed += 1
-            return ToolOutcome(name, arguments, ok=True, output=output, sim_time=t)
-        finally:
-            if self.env.running:
-                self.env.advance_by(self.config.clock.tool_seconds(1))
+            output = tool(**arguments)
+        except Exception as exc:  # app errors are observations, never crashes
+            return ToolOutcome(name, arguments, ok=False, error=f"{type(exc).__name__}: {exc}", sim_time=t)
+        if name == SEND_TO_USER_TOOL:
+            self.turns_completed += 1
+        return ToolOutcome(name, arguments, ok=True, output=output, sim_time=t)
 
     def _wait_for_notification(self, arguments: dict[str, Any]) -> ToolOutcome:
         """Idle to the next event or notification, or the timeout, through ARE's own SystemApp tool.

@@ -8,10 +8,10 @@ import sys
 from collections.abc import Sequence
 
 from orchestra import __version__
-from orchestra.cli import judge_check, replay
+from orchestra.cli import judge_check, plugins, replay, run
 from orchestra.errors import OrchestraError
 
-COMMANDS = (replay, judge_check)
+COMMANDS = (replay, judge_check, run, plugins)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,123 @@
+"""The plugin host: a pluggy `PluginManager` plus the registries plugins fill.
+
+Load order (as tox 4 does it): built-in plugins, then third-party plugins from the `orchestra`
+entry-point group, then plugins passed in code; then `check_pending()`, so a misspelled hook
+implementation fails loudly instead of being ignored. Built-ins are themselves entry points of
+this distribution, registered exactly like third-party ones — the public hooks are all they use.
+
+`ORCHESTRA_PLUGINS` (comma-separated entry-point names) is an allow-list for third-party plugins;
+`ORCHESTRA_PLUGINS=""` loads built-ins only (reproducible test runs, whatever is installed).
+Each `Host` has its own manager and registries: nothing global, many hosts per process are fine.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from importlib import metadata
+from typing import Any
+
+import pluggy
+
+from orchestra import hookspecs
+from orchestra.errors import OrchestraError
+
+ENTRY_POINT_GROUP = "orchestra"
+BUILTIN_DIST = "orchestra-agents"
+
+
+class PluginError(OrchestraError):
+    """A plugin could not be loaded, or registered something invalid."""
+
+
+@dataclass
+class PluginInfo:
+    name: str
+    source: str  # "builtin", "<distribution> <version>", or "inline"
+    hooks: list[str] = field(default_factory=list)
+    registered: dict[str, list[str]] = field(default_factory=dict)
+
+
+class Host:
+    """Owns the plugin manager and what plugins registered: scaffolds, model providers, tools."""
+
+    def __init__(self, pm: pluggy.PluginManager, sources: dict[str, str]) -> None:
+        self.pm = pm
+        self.hook = pm.hook
+        self._sources = sources
+        self.scaffolds: dict[str, Callable[..., Any]] = {}
+        self.models: dict[str, Any] = {}
+        self.tools: dict[str, tuple[Any, Callable[..., Any]]] = {}
+        self._registered: dict[str, dict[str, list[str]]] = {}
+        self._collect()
+
+    @classmethod
+    def create(cls, plugins: Iterable[object] = (), *, entry_points: bool = True, trace: bool = False) -> Host:
+        pm = pluggy.PluginManager(hookspecs.PROJECT)
+        pm.add_hookspecs(hookspecs)
+        sources: dict[str, str] = {}
+        allow = os.environ.get("ORCHESTRA_PLUGINS")
+        allowed = None if allow is None else {n.strip() for n in allow.split(",") if n.strip()}
+        for ep in sorted(metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
+            dist = ep.dist.name if ep.dist is not None else "?"
+            builtin = dist == BUILTIN_DIST
+            if not builtin and (not entry_points or (allowed is not None and ep.name not in allowed)):
+                continue
+            if pm.has_plugin(ep.name):
+                continue
+            try:
+                plugin = ep.load()
+            except Exception as exc:
+                raise PluginError(f"plugin {ep.name!r} ({ep.value}, from {dist}) failed to load: {type(exc).__name__}: {exc}") from exc
+            pm.register(plugin, name=ep.name)
+            sources[ep.name] = "builtin" if builtin else f"{dist} {ep.dist.version if ep.dist else ''}".strip()
+        for plugin in plugins:
+            name = pm.register(plugin, name=getattr(plugin, "__name__", None))
+            if name is not None:
+                sources[name] = "inline"
+        try:
+            pm.check_pending()
+        except pluggy.PluginValidationError as exc:
+            raise PluginError(f"a plugin implements an unknown hook: {exc}") from exc
+        if trace or os.environ.get("ORCHESTRA_TRACE_HOOKS") == "1":
+            pm.trace.root.setwriter(lambda msg: print(msg, end=""))
+            pm.enable_tracing()
+        return cls(pm, sources)
+
+    def _collect(self) -> None:
+        """Run the registration hooks plugin by plugin, so each registration is attributed."""
+        from orchestra.models import import_litellm
+
+        for plugin in self.pm.get_plugins():
+            name = self.pm.get_name(plugin) or repr(plugin)
+            record = self._registered.setdefault(name, {})
+            others = [p for p in self.pm.get_plugins() if p is not plugin]
+
+            def reg(kind: str, table: dict[str, Any], key: str, value: Any, _record: dict[str, list[str]] = record, _name: str = name) -> None:
+                if key in table:
+                    raise PluginError(f"plugin {_name!r} registers {kind} {key!r}, which another plugin already registered")
+                table[key] = value
+                _record.setdefault(kind, []).append(key)
+
+            self.pm.subset_hook_caller("register_scaffolds", others)(register=lambda n, f: reg("scaffold", self.scaffolds, n, f))
+            self.pm.subset_hook_caller("register_models", others)(register=lambda p, h: reg("model provider", self.models, p, h))
+            self.pm.subset_hook_caller("register_tools", others)(register=lambda spec, fn: reg("tool", self.tools, spec.name, (spec, fn)))
+        if self.models:
+            litellm = import_litellm()
+            current = [e for e in (litellm.custom_provider_map or []) if e.get("provider") not in self.models]
+            litellm.custom_provider_map = current + [{"provider": p, "custom_handler": h} for p, h in self.models.items()]
+
+    def scaffold(self, name: str) -> Callable[..., Any]:
+        try:
+            return self.scaffolds[name]
+        except KeyError:
+            raise PluginError(f"unknown scaffold {name!r}; registered: {', '.join(sorted(self.scaffolds)) or 'none'}") from None
+
+    def plugins(self) -> list[PluginInfo]:
+        out = []
+        for plugin in self.pm.get_plugins():
+            name = self.pm.get_name(plugin) or repr(plugin)
+            hooks = sorted(caller.name for caller in (self.pm.get_hookcallers(plugin) or []))
+            out.append(PluginInfo(name=name, source=self._sources.get(name, "inline"), hooks=hooks, registered=self._registered.get(name, {})))
+        return sorted(out, key=lambda p: (p.source != "builtin", p.name))

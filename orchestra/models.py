@@ -1,0 +1,173 @@
+"""Model calls through litellm: any provider, any OpenAI-compatible server, by model string.
+
+* Async (`litellm.acompletion`), so many rollouts share one event loop.
+* Usage (prompt, completion, reasoning tokens) comes from the response; when a provider returns
+  none, tokens are counted locally with litellm's bundled tokenizer (works offline), and the
+  response says so (`Usage.counted_locally`).
+* Transient failures (timeouts, rate limits, 5xx, connection errors) are retried with exponential
+  backoff in *wall-clock* time; retries never reach the simulated clock, which is charged once, by
+  a plugin, from the final response. A permanent failure raises `ModelError`, which ends that
+  rollout with a clear error — not the batch.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import uuid
+from typing import Any
+
+import anyio
+from pydantic import BaseModel, ConfigDict, Field
+
+from orchestra.errors import OrchestraError
+from orchestra.model_types import ModelRequest, ModelResponse, ToolCall, Usage
+
+_litellm_lock = threading.Lock()
+
+
+class ModelError(OrchestraError):
+    """A model call failed permanently (bad model name, auth, bad request) or ran out of retries."""
+
+
+class ModelConfig(BaseModel):
+    """Which model an agent talks to and how. `model` is any litellm model string."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    model: str = Field(..., description='litellm model string, e.g. "openai/gpt-4o-mini", "orchestra/oracle"')
+    endpoint: str | None = Field(None, description="api_base for OpenAI-compatible servers (vLLM, llama.cpp, Ollama)")
+    api_key: str | None = None
+    temperature: float | None = 0.0
+    max_tokens: int | None = None
+    max_retries: int = Field(4, ge=0)
+    backoff_seconds: float = Field(1.0, ge=0)
+    timeout_seconds: float = Field(600.0, gt=0)
+    extra: dict[str, Any] = Field(default_factory=dict, description="extra keyword arguments for litellm.acompletion")
+
+
+def import_litellm() -> Any:
+    """Import litellm without its network cost-map fetch and without it loading a stray `.env`."""
+    with _litellm_lock:
+        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+        from orchestra.are_adapter import dotenv_disabled
+
+        with dotenv_disabled():
+            import litellm
+            import litellm._process_defaults  # noqa: F401  (its import runs load_dotenv in DEV mode)
+        litellm.suppress_debug_info = True
+        return litellm
+
+
+def _transient_errors(litellm: Any) -> tuple[type[BaseException], ...]:
+    names = ("Timeout", "RateLimitError", "InternalServerError", "ServiceUnavailableError", "APIConnectionError", "BadGatewayError")
+    return tuple(getattr(litellm, n) for n in names if hasattr(litellm, n))
+
+
+async def complete(config: ModelConfig, request: ModelRequest, *, metadata: dict[str, Any] | None = None) -> ModelResponse:
+    """One model call with retries; returns the parsed response or raises `ModelError`."""
+    litellm = import_litellm()
+    kwargs: dict[str, Any] = {
+        "model": config.model,
+        "messages": request.messages,
+        "timeout": config.timeout_seconds,
+        "num_retries": 0,  # retries are ours, so we can keep them off the simulated clock
+        "metadata": dict(metadata or {}),
+        **config.extra,
+    }
+    if config.endpoint:
+        kwargs["api_base"] = config.endpoint
+        kwargs["api_key"] = config.api_key or "none"
+    elif config.api_key:
+        kwargs["api_key"] = config.api_key
+    temperature = request.temperature if request.temperature is not None else config.temperature
+    if temperature is not None:
+        kwargs["temperature"] = temperature
+    max_tokens = request.max_tokens or config.max_tokens
+    if max_tokens:
+        kwargs["max_tokens"] = max_tokens
+    if request.tools:
+        kwargs["tools"] = request.tools
+        if request.tool_choice is not None:
+            kwargs["tool_choice"] = request.tool_choice
+        if request.parallel_tool_calls is not None:
+            kwargs["parallel_tool_calls"] = request.parallel_tool_calls
+    if request.stop:
+        kwargs["stop"] = request.stop
+    if request.response_format is not None:
+        kwargs["response_format"] = request.response_format
+    kwargs["metadata"]["orchestra_action_format"] = request.action_format
+
+    transient = _transient_errors(litellm)
+    attempt = 0
+    while True:
+        attempt += 1
+        try:
+            raw = await litellm.acompletion(**kwargs)
+            break
+        except transient as exc:
+            if attempt > config.max_retries:
+                raise ModelError(f"{config.model}: gave up after {attempt} attempts: {type(exc).__name__}: {exc}") from exc
+            await anyio.sleep(config.backoff_seconds * (2 ** (attempt - 1)))
+        except Exception as exc:
+            raise ModelError(f"{config.model}: {type(exc).__name__}: {exc}") from exc
+    return _parse_response(litellm, raw, request, config, attempt)
+
+
+def _parse_response(litellm: Any, raw: Any, request: ModelRequest, config: ModelConfig, attempts: int) -> ModelResponse:
+    choice = raw.choices[0]
+    message = choice.message
+    text = message.content if isinstance(message.content, str) else None
+    calls = [_tool_call(tc) for tc in (message.tool_calls or [])]
+    usage = _usage(litellm, raw, request, text, calls)
+    cost = 0.0
+    hidden = getattr(raw, "_hidden_params", None) or {}
+    if hidden.get("response_cost") is not None:
+        cost = float(hidden["response_cost"])
+    return ModelResponse(
+        text=text,
+        tool_calls=calls,
+        usage=usage,
+        model=str(getattr(raw, "model", "") or config.model),
+        finish_reason=getattr(choice, "finish_reason", None),
+        cost_usd=cost,
+        attempts=attempts,
+    )
+
+
+def _tool_call(tc: Any) -> ToolCall:
+    fn = tc.function
+    name = getattr(fn, "name", None) or ""
+    args_raw = getattr(fn, "arguments", None)
+    call_id = getattr(tc, "id", None) or f"call_{uuid.uuid4().hex[:12]}"
+    if isinstance(args_raw, dict):
+        return ToolCall(name=name, arguments=args_raw, id=call_id)
+    if args_raw in (None, ""):
+        return ToolCall(name=name, arguments={}, id=call_id)
+    try:
+        args = json.loads(args_raw)
+    except json.JSONDecodeError as exc:
+        return ToolCall(name=name, id=call_id, error=f"arguments are not valid JSON ({exc.msg} at char {exc.pos}): {args_raw[:200]!r}")
+    if not isinstance(args, dict):
+        return ToolCall(name=name, id=call_id, error=f"arguments must be a JSON object, got {type(args).__name__}")
+    return ToolCall(name=name, arguments=args, id=call_id)
+
+
+def _usage(litellm: Any, raw: Any, request: ModelRequest, text: str | None, calls: list[ToolCall]) -> Usage:
+    u = getattr(raw, "usage", None)
+    prompt = int(getattr(u, "prompt_tokens", 0) or 0) if u is not None else 0
+    completion = int(getattr(u, "completion_tokens", 0) or 0) if u is not None else 0
+    details = getattr(u, "completion_tokens_details", None) if u is not None else None
+    reasoning = int(getattr(details, "reasoning_tokens", 0) or 0) if details is not None else 0
+    if prompt or completion:
+        return Usage(prompt, completion, reasoning)
+    return count_usage_locally(litellm, request.messages, text, calls)
+
+
+def count_usage_locally(litellm: Any, messages: list[dict[str, Any]], text: str | None, calls: list[ToolCall]) -> Usage:
+    """Token counts from litellm's bundled tokenizer (offline), for providers that report none."""
+    prompt = int(litellm.token_counter(model="gpt-4o-mini", messages=messages))
+    out = (text or "") + "".join(c.name + json.dumps(c.arguments) for c in calls)
+    completion = int(litellm.token_counter(model="gpt-4o-mini", text=out)) if out else 0
+    return Usage(prompt, completion, 0, counted_locally=True)

@@ -1,0 +1,32 @@
+"""Built-in plugin: tool calls go to the scenario's ARE apps (after delegation had its say).
+
+Order for one call: a plugin-registered tool of that name runs it; else the `delegate` hook
+may claim it (Agent2Agent); else the session executes the ARE app tool. The clock plugin charges
+the call around all of this.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from orchestra.hookspecs import hookimpl
+from orchestra.session import ToolOutcome
+
+
+@hookimpl(trylast=True)
+def tool_call(agent: Any, call: Any) -> Any:
+    async def run() -> ToolOutcome:
+        extra = agent.host.tools.get(call.name)
+        if extra is not None:
+            _, fn = extra
+            t = agent.session.now
+            try:
+                return ToolOutcome(call.name, call.arguments, ok=True, output=fn(**call.arguments), sim_time=t)
+            except Exception as exc:
+                return ToolOutcome(call.name, call.arguments, ok=False, error=f"{type(exc).__name__}: {exc}", sim_time=t)
+        delegated = agent.host.hook.delegate(agent=agent, call=call)
+        if delegated is not None:
+            return await delegated
+        return agent.session.execute_tool(call.name, call.arguments)
+
+    return run()

@@ -1,0 +1,122 @@
+"""Native function calling: the model answers with `tool_calls`; one call per step.
+
+Tools are passed as OpenAI function schemas generated from ARE's app tool signatures
+(`orchestra.tool_schemas` — ARE's own `to_open_ai()` is not a valid JSON Schema). The system
+prompt keeps ARE's general and environment instructions (tools, notification policy, date).
+
+With `constrained=True` (small local models behind llama.cpp & co.) no native tools are sent:
+the server is asked to emit `{"name": <tool>, "arguments": {...}}` JSON restricted to the real
+tools and argument schemas, which this scaffold turns into the same tool calls.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from orchestra import are_adapter
+from orchestra.model_types import ModelRequest, ModelResponse, ToolCall
+from orchestra.scaffold import Scaffold, render_tool_list
+from orchestra.tool_schemas import action_union_schema, openai_tool
+
+if TYPE_CHECKING:  # pragma: no cover
+    from orchestra.agent import AgentContext
+    from orchestra.session import ToolOutcome
+
+ANSWER_TOOL = "AgentUserInterface__send_message_to_user"
+INSTRUCTIONS = """You are an expert assistant who solves tasks by calling tools (functions).
+
+Rules:
+- Every reply must call {how}. Plain text replies are not seen by anyone.
+- To talk to the user, call {answer} — only when the task is fully done, or to ask for a needed clarification.
+- Use the exact tool names and argument names of the tool descriptions; arguments must be valid JSON.
+- Tool results come back as messages; never invent them."""
+
+
+class ToolCallingScaffold(Scaffold):
+    name = "tool_calling"
+    action_format = "tool_calls"
+    parallel: ClassVar[bool] = False
+
+    def system_prompt(self, agent: AgentContext) -> str:
+        how = "one or more tools (they run in order)" if self.parallel else "exactly one tool"
+        s = agent.session
+        return are_adapter.are_system_prompt(
+            s.env, s.scenario, agent_instructions=INSTRUCTIONS.format(how=how, answer=ANSWER_TOOL), tool_descriptions=render_tool_list(self.tools)
+        )
+
+    def request(self, agent: AgentContext) -> ModelRequest:
+        req = super().request(agent)
+        if self.options.constrained:
+            union = action_union_schema(list(self.tools.values()), allow_text_reply=False)
+            schema = union
+            if self.parallel:
+                schema = {"type": "object", "properties": {"calls": {"type": "array", "items": union, "minItems": 1}}, "required": ["calls"]}
+            req.response_format = self.response_format(schema)
+        else:
+            req.tools = [openai_tool(spec) for spec in self.tools.values()]
+            req.tool_choice = "auto"
+            req.parallel_tool_calls = self.parallel
+        return req
+
+    def parse(self, response: ModelResponse) -> tuple[list[ToolCall], str | None]:
+        calls = list(response.tool_calls)
+        if not calls and response.text and self.options.constrained:
+            calls, error = _calls_from_json(response.text)
+            if error:
+                return [], error
+        if not calls:
+            return [], f"You replied with text only. Call a tool; to answer the user call {ANSWER_TOOL}."
+        for i, call in enumerate(calls):
+            if not call.id:
+                call.id = f"call_{i}"
+        if not self.parallel and len(calls) > 1:
+            for extra in calls[1:]:
+                extra.error = "Only one tool call per step: this call was not executed. Call it again in the next step if needed."
+        return calls, None
+
+    def record(self, agent: AgentContext, response: ModelResponse, calls: list[ToolCall], outcomes: list[ToolOutcome], format_error: str | None) -> None:
+        if format_error:
+            if response.text:
+                self.messages.append({"role": "assistant", "content": response.text})
+            self.messages.append({"role": "user", "content": f"ERROR: {format_error}"})
+            return
+        if self.options.constrained:  # plain-text transcript: chat templates of small models drop tool roles
+            self.messages.append({"role": "assistant", "content": response.text or json.dumps([{"name": c.name, "arguments": c.arguments} for c in calls])})
+            for call, outcome in zip(calls, outcomes):
+                self.messages.append({"role": "user", "content": f"Result of {call.name}:\n{self._result_text(outcome)}"})
+            return
+        self.messages.append(
+            {
+                "role": "assistant",
+                "content": response.text or None,
+                "tool_calls": [
+                    {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": json.dumps(c.arguments)}} for c in calls
+                ],
+            }
+        )
+        for call, outcome in zip(calls, outcomes):
+            self.messages.append({"role": "tool", "tool_call_id": call.id, "name": call.name, "content": self._result_text(outcome)})
+
+    def _result_text(self, outcome: ToolOutcome) -> str:
+        if outcome.ok:
+            return self.render_output(outcome)
+        return f"ERROR: {outcome.error}"
+
+
+def _calls_from_json(text: str) -> tuple[list[ToolCall], str | None]:
+    try:
+        data: Any = json.loads(text)
+    except json.JSONDecodeError as exc:
+        return [], f'Reply with JSON {{"name": <tool>, "arguments": {{...}}}}; yours is invalid ({exc.msg} at char {exc.pos}).'
+    items = data.get("calls") if isinstance(data, dict) and "calls" in data else [data]
+    calls = []
+    for i, item in enumerate(items if isinstance(items, list) else [items]):
+        if not isinstance(item, dict) or "name" not in item:
+            return [], 'Each call must be an object {"name": <tool>, "arguments": {...}}.'
+        args = item.get("arguments") or {}
+        call = ToolCall(name=str(item["name"]), arguments=args if isinstance(args, dict) else {}, id=f"call_{i}")
+        if not isinstance(args, dict):
+            call.error = f"arguments must be a JSON object, got {type(args).__name__}"
+        calls.append(call)
+    return calls, None
