@@ -1,0 +1,23 @@
+"""`orchestra run` as a user runs it."""
+
+from __future__ import annotations
+
+import json
+
+from orchestra.cli import main
+
+
+def test_run_json_with_the_oracle_model(capsys, scenario_path):
+    code = main(["run", "--scaffold", "react", "--model", "orchestra/oracle", "--scenarios", str(scenario_path("starter_time_deadline")), "--json"])
+    assert code == 0
+    rec = json.loads(capsys.readouterr().out)
+    for key in ("scenario_id", "success", "reward", "sim_seconds", "event_log_sha256", "steps", "prompt_tokens", "completion_tokens"):
+        assert key in rec
+    assert rec["success"] and rec["reward"] == 1.0 and rec["steps"] >= 2
+
+
+def test_run_table_and_unknown_scaffold(capsys, scenario_path):
+    assert main(["run", "--model", "orchestra/oracle", "--scenarios", str(scenario_path("starter_search_lookup"))]) == 0
+    assert "PASS" in capsys.readouterr().out
+    assert main(["run", "--scaffold", "nope", "--model", "orchestra/oracle", "--scenarios", str(scenario_path("starter_search_lookup"))]) == 2
+    assert "unknown scaffold 'nope'" in capsys.readouterr().err

@@ -1,0 +1,47 @@
+"""Shared helpers for tests that run agents (not a test module)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from orchestra.host import Host
+from orchestra.models import ModelConfig
+from orchestra.run import AgentConfig, run_rollout
+from orchestra.scenario_files import read_scenario_file
+from orchestra.session import RolloutResult, SessionConfig
+
+
+def write_script(tmp_path: Path, entries: list[dict[str, Any]], name: str = "script.json") -> str:
+    path = tmp_path / name
+    path.write_text(json.dumps(entries))
+    return str(path)
+
+
+def run_agent_on(
+    scenario: Path,
+    *,
+    model: str,
+    scaffold: str = "tool_calling",
+    host: Host | None = None,
+    judge_pool: Any = None,
+    max_steps: int = 80,
+    session_config: SessionConfig | None = None,
+    backoff_seconds: float = 0.0,
+    scaffold_options: dict[str, Any] | None = None,
+) -> RolloutResult:
+    agent = AgentConfig(
+        scaffold=scaffold,
+        model=ModelConfig(model=model, backoff_seconds=backoff_seconds),
+        max_steps=max_steps,
+        scaffold_options=scaffold_options or {},
+    )
+    host = host or Host.create()
+
+    async def go() -> RolloutResult:
+        return await run_rollout(read_scenario_file(scenario), agent, host=host, session_config=session_config, judge_pool=judge_pool)
+
+    return anyio.run(go)

@@ -1,0 +1,102 @@
+"""The plugin host: built-ins as entry points, third-party plugins, validation, listing."""
+
+from __future__ import annotations
+
+import json
+import sys
+import textwrap
+
+import pytest
+
+from helpers import run_agent_on
+from orchestra.cli import main
+from orchestra.host import Host, PluginError
+
+BUILTINS = {"notifications", "termination", "clock", "litellm_models", "offline_models", "session_tools", "builtin_scaffolds"}
+
+
+def test_builtins_are_entry_point_plugins():
+    host = Host.create()
+    infos = {i.name: i for i in host.plugins()}
+    assert BUILTINS <= set(infos)
+    assert all(infos[n].source == "builtin" for n in BUILTINS)
+    assert set(host.scaffolds) >= {"react", "tool_calling", "parallel_tools"}
+    assert infos["builtin_scaffolds"].registered == {"scaffold": ["react", "tool_calling", "parallel_tools"]}
+    assert "orchestra" in host.models
+
+
+def test_misspelled_hook_fails_loudly():
+    class Typo:
+        from orchestra.hookspecs import hookimpl
+
+        @hookimpl
+        def pre_stpe(self, agent):  # noqa: D401 - deliberately misspelled
+            return None
+
+    with pytest.raises(PluginError, match="pre_stpe"):
+        Host.create(plugins=[Typo()])
+
+
+def _install_fake_distribution(tmp_path, monkeypatch):
+    """A third-party package with an `orchestra` entry point, on sys.path like an installed one."""
+    pkg = tmp_path / "site"
+    (pkg / "orchestra_echo_scaffold").mkdir(parents=True)
+    (pkg / "orchestra_echo_scaffold" / "__init__.py").write_text(textwrap.dedent('''
+        """A third-party scaffold: answers the user at once, through the tool-calling machinery."""
+        from orchestra.hookspecs import hookimpl
+        from orchestra.scaffolds.tool_calling import ToolCallingScaffold
+
+        CALLS = []
+
+        class EchoScaffold(ToolCallingScaffold):
+            name = "echo"
+
+        @hookimpl
+        def register_scaffolds(register):
+            register("echo", EchoScaffold)
+
+        @hookimpl(wrapper=True)
+        def tool_call(agent, call):
+            CALLS.append(call.name)
+            return (yield)
+    '''))
+    dist = pkg / "orchestra_echo_scaffold-1.0.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: orchestra-echo-scaffold\nVersion: 1.0\n")
+    (dist / "entry_points.txt").write_text("[orchestra]\necho = orchestra_echo_scaffold\n")
+    monkeypatch.syspath_prepend(str(pkg))
+    import importlib
+
+    importlib.invalidate_caches()
+
+
+def test_third_party_scaffold_runs_end_to_end(tmp_path, monkeypatch, judge_pool, scenario_path):
+    _install_fake_distribution(tmp_path, monkeypatch)
+    host = Host.create()
+    info = {i.name: i for i in host.plugins()}["echo"]
+    assert info.source == "orchestra-echo-scaffold 1.0"
+    assert info.registered == {"scaffold": ["echo"]} and "tool_call" in info.hooks
+    result = run_agent_on(scenario_path("starter_execution_calendar"), model="orchestra/oracle", scaffold="echo", host=host, judge_pool=judge_pool)
+    assert result.success and result.reward == 1.0
+    assert "Calendar__add_calendar_event" in sys.modules["orchestra_echo_scaffold"].CALLS
+
+
+def test_allow_list_keeps_third_party_plugins_out(tmp_path, monkeypatch):
+    _install_fake_distribution(tmp_path, monkeypatch)
+    monkeypatch.setenv("ORCHESTRA_PLUGINS", "")
+    host = Host.create()
+    assert "echo" not in host.scaffolds and BUILTINS <= {i.name for i in host.plugins()}
+
+
+def test_unknown_scaffold_is_a_clear_error():
+    with pytest.raises(PluginError, match="unknown scaffold 'nope'; registered: .*react"):
+        Host.create().scaffold("nope")
+
+
+def test_plugins_command(capsys):
+    assert main(["plugins", "--json"]) == 0
+    infos = {i["name"]: i for i in json.loads(capsys.readouterr().out)}
+    assert infos["clock"]["hooks"] == ["model_call", "tool_call"]
+    assert main(["plugins"]) == 0
+    out = capsys.readouterr().out
+    assert "builtin_scaffolds  (builtin)" in out and "registers scaffold: react, tool_calling, parallel_tools" in out

@@ -1,0 +1,81 @@
+"""The model layer: usage feeds the clock, retries stay off it, failures end one rollout."""
+
+from __future__ import annotations
+
+import anyio
+import pytest
+
+from helpers import run_agent_on, write_script
+from orchestra.host import Host
+from orchestra.model_types import ModelRequest
+from orchestra.models import ModelConfig, ModelError, complete
+from orchestra.run import AgentConfig, run_sources
+
+
+def _call(name, args, usage=None):
+    entry = {"tool_calls": [{"name": name, "arguments": args}]}
+    if usage:
+        entry["usage"] = {"prompt_tokens": usage[0], "completion_tokens": usage[1]}
+    return entry
+
+
+SCRIPT = [
+    _call("Contacts__get_contacts", {}, usage=(4321, 77)),
+    _call("AgentUserInterface__send_message_to_user", {"content": "Here you go."}, usage=(6000, 150)),
+]
+
+
+@pytest.fixture(scope="module")
+def host():
+    return Host.create()
+
+
+def test_sim_time_is_the_formula_over_recorded_usage_and_identical_on_rerun(tmp_path, host, judge_pool, scenario_path):
+    script = write_script(tmp_path, SCRIPT)
+    runs = [run_agent_on(scenario_path("starter_search_lookup"), model=f"orchestra/scripted:{script}", host=host, judge_pool=judge_pool) for _ in range(2)]
+    a, b = runs
+    assert (a.prompt_tokens, a.completion_tokens) == (4321 + 6000, 77 + 150)
+    expected = 1.0  # uncharged idle until the user's task arrives at +1 s
+    expected += sum(c / 50 + p / 5000 + 2.0 for p, c in [(4321, 77), (6000, 150)])
+    assert a.sim_seconds == pytest.approx(expected, abs=1e-6)
+    assert (a.sim_seconds, a.event_log_sha256) == (b.sim_seconds, b.event_log_sha256)
+
+
+def test_retries_do_not_charge_simulated_time(tmp_path, host, judge_pool, scenario_path):
+    plain = run_agent_on(scenario_path("starter_search_lookup"), model=f"orchestra/scripted:{write_script(tmp_path, SCRIPT, 'a.json')}", host=host, judge_pool=judge_pool)
+    flaky = [{"raise": "RateLimitError"}, SCRIPT[0], {"raise": "InternalServerError"}, {"raise": "Timeout"}, SCRIPT[1]]
+    retried = run_agent_on(scenario_path("starter_search_lookup"), model=f"orchestra/scripted:{write_script(tmp_path, flaky, 'b.json')}", host=host, judge_pool=judge_pool)
+    assert retried.error is None and retried.success
+    assert retried.sim_seconds == plain.sim_seconds
+    assert retried.event_log_sha256 == plain.event_log_sha256
+
+
+def test_permanent_failure_ends_the_rollout_not_the_batch(tmp_path, host, judge_pool, scenario_path):
+    agent = AgentConfig(model=ModelConfig(model="orchestra/scripted:/no/such/script.json", backoff_seconds=0))
+
+    async def go():
+        return [o async for o in run_sources([scenario_path("starter_search_lookup"), scenario_path("starter_ambiguity_clarify")], agent, host=host, judge_pool=judge_pool)]
+
+    outcomes = anyio.run(go)
+    assert len(outcomes) == 2
+    for o in outcomes:
+        assert o.result is not None and o.result.error and "script.json" in o.result.error
+        assert o.result.stop_reason == "model_error" and o.result.reward == 0.0
+
+
+def test_retries_give_up_with_a_clear_error(tmp_path, host, judge_pool, scenario_path):
+    script = write_script(tmp_path, [{"raise": "RateLimitError"}] * 3)
+    agent_result = run_agent_on(scenario_path("starter_search_lookup"), model=f"orchestra/scripted:{script}", host=host, judge_pool=judge_pool)
+    assert agent_result.error and "gave up after" in agent_result.error
+
+
+def test_missing_usage_is_counted_locally(tmp_path, host, judge_pool, scenario_path):
+    script = write_script(tmp_path, [_call("AgentUserInterface__send_message_to_user", {"content": "hi"}, usage=(0, 0))])
+    result = run_agent_on(scenario_path("starter_search_lookup"), model=f"orchestra/scripted:{script}", host=host, judge_pool=judge_pool)
+    assert result.prompt_tokens > 100 and result.completion_tokens > 0  # the system prompt alone is long
+
+
+def test_unknown_provider_is_a_model_error():
+    request = ModelRequest(messages=[{"role": "user", "content": "hi"}], action_format="tool_calls")
+    with pytest.raises(ModelError, match="nosuchprovider"):
+        anyio.run(complete, ModelConfig(model="nosuchprovider/x", max_retries=0), request)
