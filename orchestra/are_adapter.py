@@ -540,6 +540,38 @@ class DrivenEnvironment:
 # --------------------------------------------------------------------------------------------
 
 
+class FilesContentWarning(UserWarning):
+    """The Files app's contents cannot be read here; its files will read as empty."""
+
+
+def files_content_path() -> str:
+    import_are()
+    from are.simulation import config
+
+    return str(config.DEMO_FS_PATH)
+
+
+def warn_if_file_contents_unavailable(scenario: Any) -> bool:
+    """Gaia2's `Files` app reads contents from `DEMO_FS_PATH` (by default on the HF hub); offline
+    ARE silently serves empty files. Say so — once per process (Python's default warning filter)."""
+    if not any(type(app).__name__ == "SandboxLocalFileSystem" for app in scenario.apps or []):
+        return False
+    path = files_content_path()
+    if not path.startswith("hf://") and Path(path).exists():
+        return False
+    import warnings
+
+    warnings.warn(
+        FilesContentWarning(
+            f"the scenario's Files app reads file contents from DEMO_FS_PATH={path!r}, which is not available "
+            "locally: files will read as empty. Download the gaia2_filesystem dataset and set DEMO_FS_PATH to its "
+            "demo_filesystem folder."
+        ),
+        stacklevel=2,
+    )
+    return True
+
+
 def scenario_duration_cap(scenario: Any) -> int:
     """ARE's benchmark caps: 420 s for Time-tagged scenarios, 1800 s otherwise."""
     from are.simulation.types import CapabilityTag
@@ -602,6 +634,7 @@ def prepare_for_rollout(
     if dropped:
         raise ScenarioError(source, f"ARE dropped app(s) {dropped} while loading their state (see ARE's log)")
     reseed_apps(scenario)
+    warn_if_file_contents_unavailable(scenario)
 
     has_oracle = any(isinstance(e, OracleEvent) for e in scenario.events)
     if not has_oracle:

@@ -15,7 +15,7 @@ from orchestra.errors import OrchestraError
 from orchestra.oracle import build_plan, replay
 from orchestra.parity import NativeVerdict, are_native_verdict, export_trace
 from orchestra.perturbations import JudgeRules, NotApplicable, PerturbationKind, perturb
-from orchestra.scenario_files import ScenarioFile, discover, read_scenario_file
+from orchestra.scenario_files import ScenarioFile, resolve
 from orchestra.session import RolloutResult, Session, SessionConfig
 
 
@@ -45,7 +45,7 @@ def replay_file(
     judge_pool: JudgePool | None = None,
     native_parity: bool = False,
 ) -> ReplayOutcome:
-    outcome = ReplayOutcome(path=file.path, scenario_id=file.path.stem, perturbation=perturbation)
+    outcome = ReplayOutcome(path=file.path, scenario_id=file.stem, perturbation=perturbation)
     try:
         with Session.open(file, config, judge_pool=judge_pool) as session:
             outcome.scenario_id = session.scenario_id
@@ -76,15 +76,12 @@ def replay_sources(
     config: SessionConfig | None = None,
     judge_pool: JudgePool | None = None,
     native_parity: bool = False,
+    capabilities: Iterable[str] = (),
+    scenario_ids: Iterable[str] = (),
+    limit: int | None = None,
 ) -> Iterator[ReplayOutcome]:
-    """Yield outcomes as they complete, in deterministic (path, perturbation) order."""
+    """Yield outcomes as they complete, in deterministic (source order, perturbation) order."""
     kinds = list(perturbations)
-    for path in discover(sources):
-        try:
-            file = read_scenario_file(path)
-        except OrchestraError as exc:
-            for kind in kinds:
-                yield ReplayOutcome(path=path, scenario_id=path.stem, perturbation=kind, error=str(exc))
-            continue
+    for file in resolve(sources, capabilities=capabilities, scenario_ids=scenario_ids, limit=limit):
         for kind in kinds:
             yield replay_file(file, perturbation=kind, config=config, judge_pool=judge_pool, native_parity=native_parity)

@@ -14,7 +14,7 @@ from orchestra.errors import OrchestraError
 from orchestra.host import Host
 from orchestra.models import ModelConfig, ModelError
 from orchestra.scaffold import ScaffoldOptions
-from orchestra.scenario_files import ScenarioFile, discover, read_scenario_file
+from orchestra.scenario_files import ScenarioFile, resolve
 from orchestra.session import RolloutResult, Session, SessionConfig
 
 
@@ -75,12 +75,14 @@ async def run_sources(
     host: Host,
     session_config: SessionConfig | None = None,
     judge_pool: JudgePool | None = None,
+    capabilities: Iterable[str] = (),
+    scenario_ids: Iterable[str] = (),
+    limit: int | None = None,
 ) -> AsyncIterator[RolloutOutcome]:
-    """Yield one outcome per scenario file, in sorted order, as each finishes."""
-    for path in discover(sources):
-        outcome = RolloutOutcome(source=str(path), scenario_id=path.stem)
+    """Yield one outcome per scenario, in source order, as each finishes."""
+    for file in resolve(sources, capabilities=capabilities, scenario_ids=scenario_ids, limit=limit):
+        outcome = RolloutOutcome(source=str(file.path), scenario_id=file.stem)
         try:
-            file = read_scenario_file(path)
             outcome.result = await run_rollout(file, agent_config, host=host, session_config=session_config, judge_pool=judge_pool)
             outcome.scenario_id = outcome.result.scenario_id
         except OrchestraError as exc:

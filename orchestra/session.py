@@ -30,7 +30,7 @@ from orchestra.clock import ClockConfig
 from orchestra.errors import SessionError
 from orchestra.event_log import canonical_events, event_log_sha256
 from orchestra.reward import dense_credit
-from orchestra.scenario_files import ScenarioFile, read_scenario_file
+from orchestra.scenario_files import ScenarioFile
 
 WAIT_TOOL = "SystemApp__wait_for_notification"
 SEND_TO_USER_TOOL = "AgentUserInterface__send_message_to_user"
@@ -123,7 +123,7 @@ class Session:
     ) -> Iterator[Session]:
         """Load, preprocess (oracle run, judge, turns) and start a scenario; release the judge after."""
         config = config or SessionConfig()
-        file = scenario if isinstance(scenario, ScenarioFile) else read_scenario_file(scenario)
+        file = scenario if isinstance(scenario, ScenarioFile) else ScenarioFile(scenario)
         pool = judge_pool or are_adapter.default_judge_pool()
         with pool.acquire() as judge:
             sc = are_adapter.parse_scenario_json(file.text, file.path)

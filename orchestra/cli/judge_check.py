@@ -14,6 +14,7 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
+from orchestra.cli._sources import SOURCE_HELP, add_filter_options, filter_kwargs
 from orchestra.cli._output import emit_json, outcome_record, write_outcome
 from orchestra.cli.replay import add_session_options, session_config
 from orchestra.oracle_runs import ReplayOutcome, replay_sources
@@ -25,11 +26,12 @@ COLUMNS: tuple[str | None, ...] = (None, *KINDS)
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("judge-check", help="oracle and every perturbation per scenario, verdicts vs expectations",
                        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("sources", nargs="+", metavar="SOURCE", help="scenario JSON files or folders of them")
+    p.add_argument("sources", nargs="+", metavar="SOURCE", help=SOURCE_HELP)
     p.add_argument("--parity", action="store_true", help="also judge every trajectory with ARE's native offline harness (slow: ~5 s each)")
     p.add_argument("--out", type=Path, help="write each rollout's event log and verdict here")
     p.add_argument("--json", action="store_true", help="one JSON object per rollout, with `expected` and `as_expected`")
     add_session_options(p)
+    add_filter_options(p)
     p.set_defaults(func=run)
 
 
@@ -57,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
     config = session_config(args)
     rows: dict[str, dict[str | None, ReplayOutcome]] = defaultdict(dict)
     problems: list[str] = []
-    for o in replay_sources(args.sources, perturbations=COLUMNS, config=config, native_parity=args.parity):
+    for o in replay_sources(args.sources, perturbations=COLUMNS, config=config, native_parity=args.parity, **filter_kwargs(args)):
         rows[str(o.path)][o.perturbation] = o
         if args.out:
             write_outcome(args.out, o)

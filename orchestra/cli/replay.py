@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from orchestra.cli._sources import SOURCE_HELP, add_filter_options, filter_kwargs
 from orchestra.cli._output import emit_json, outcome_line, outcome_record, write_outcome
 from orchestra.clock import ClockConfig
 from orchestra.oracle_runs import replay_sources
@@ -20,12 +21,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         description="Replay each scenario's oracle actions through the session tool path at the oracle's "
         "timing, judge the rollout with ARE's scripted judge, and print id, verdict, reward, simulated seconds.",
     )
-    p.add_argument("sources", nargs="+", metavar="SOURCE", help="scenario JSON files or folders of them")
+    p.add_argument("sources", nargs="+", metavar="SOURCE", help=SOURCE_HELP)
     p.add_argument("--perturb", choices=KINDS, help="perturb the oracle trajectory (the judge must then reject it)")
     p.add_argument("--reward-mode", choices=("binary", "dense"), default="binary")
     p.add_argument("--out", type=Path, help="write each rollout's event log and judge verdict/rationale here")
     p.add_argument("--json", action="store_true", help="print one JSON object per scenario instead of a table")
     add_session_options(p)
+    add_filter_options(p)
     p.set_defaults(func=run)
 
 
@@ -52,7 +54,7 @@ def session_config(args: argparse.Namespace) -> SessionConfig:
 def run(args: argparse.Namespace) -> int:
     config = session_config(args)
     outcomes = []
-    for o in replay_sources(args.sources, perturbations=(args.perturb,), config=config):
+    for o in replay_sources(args.sources, perturbations=(args.perturb,), config=config, **filter_kwargs(args)):
         outcomes.append(o)
         if args.out:
             write_outcome(args.out, o)

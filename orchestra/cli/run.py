@@ -10,6 +10,7 @@ from pathlib import Path
 import anyio
 
 from orchestra.cli._output import emit_json
+from orchestra.cli._sources import SOURCE_HELP, add_filter_options, filter_kwargs
 from orchestra.cli.replay import add_session_options, session_config
 from orchestra.host import Host
 from orchestra.models import ModelConfig
@@ -22,7 +23,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p.add_argument("--model", required=True, help='litellm model string, e.g. "openai/gpt-4o-mini", "orchestra/oracle", "orchestra/scripted:FILE"')
     p.add_argument("--endpoint", help="api_base of an OpenAI-compatible server (vLLM, llama.cpp, Ollama)")
     p.add_argument("--api-key", help="API key (default: the provider's environment variable)")
-    p.add_argument("--scenarios", nargs="+", required=True, metavar="SOURCE", help="scenario files or folders")
+    p.add_argument("--scenarios", nargs="+", required=True, metavar="SOURCE", help=SOURCE_HELP)
     p.add_argument("--max-steps", type=int, default=80, help="whole-scenario step budget (ARE's default: 80)")
     p.add_argument("--constrained", action="store_true", help="constrain replies to the scaffold's action schema (small local models)")
     p.add_argument("--constrained-format", default="llama_cpp.server", choices=("llama_cpp.server", "llama-server", "openai"))
@@ -31,6 +32,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p.add_argument("--out", type=Path, help="write each rollout's result (event log, verdict) here")
     p.add_argument("--json", action="store_true", help="one JSON object per rollout")
     add_session_options(p)
+    add_filter_options(p)
     p.set_defaults(func=run)
 
 
@@ -69,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
 
     async def main() -> list[RolloutOutcome]:
         outcomes = []
-        async for o in run_sources(args.scenarios, agent, host=host, session_config=config):
+        async for o in run_sources(args.scenarios, agent, host=host, session_config=config, **filter_kwargs(args)):
             outcomes.append(o)
             if args.out and o.result is not None:
                 args.out.mkdir(parents=True, exist_ok=True)

@@ -1,0 +1,19 @@
+"""Scenario-source options shared by every command that takes scenarios."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+SOURCE_HELP = "scenario file, folder, bundled[:CONFIG] or hf:CONFIG[/SPLIT][@REVISION]"
+
+
+def add_filter_options(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("scenario selection")
+    g.add_argument("--capability", action="append", default=[], metavar="TAG", help="keep scenarios tagged TAG (e.g. Time); repeatable")
+    g.add_argument("--id", dest="scenario_ids", action="append", default=[], metavar="ID", help="keep this scenario id; repeatable")
+    g.add_argument("--limit", type=int, help="at most this many scenarios")
+
+
+def filter_kwargs(args: argparse.Namespace) -> dict[str, Any]:
+    return {"capabilities": args.capability, "scenario_ids": args.scenario_ids, "limit": args.limit}

@@ -1,0 +1,38 @@
+"""`orchestra scenarios`: list scenarios of any source, with counts per capability."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections import Counter
+
+from orchestra.cli._output import emit_json
+from orchestra.cli._sources import SOURCE_HELP, add_filter_options, filter_kwargs
+from orchestra.scenario_files import resolve
+from orchestra.scenario_info import describe
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser("scenarios", help="list scenarios: id, capabilities, turns, universe size, split")
+    p.add_argument("sources", nargs="+", metavar="SOURCE", help=SOURCE_HELP)
+    p.add_argument("--json", action="store_true", help="one JSON object per scenario")
+    add_filter_options(p)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    counts: Counter[str] = Counter()
+    n = 0
+    if not args.json:
+        print(f"{'scenario':<40} {'capabilities':<26} {'turns':>5} {'universe bytes':>15}  split")
+    for file in resolve(args.sources, **filter_kwargs(args)):
+        info = describe(file)
+        n += 1
+        counts.update(info.capabilities)
+        if args.json:
+            emit_json(info.as_dict())
+        else:
+            print(f"{info.scenario_id:<40} {','.join(info.capabilities):<26} {info.turns:>5} {info.universe_bytes:>15,}  {info.split or '-'}")
+    summary = ", ".join(f"{cap} {c}" for cap, c in sorted(counts.items()))
+    print(f"\n{n} scenario(s); per capability: {summary or 'none'}", file=sys.stderr if args.json else sys.stdout)
+    return 0
