@@ -247,7 +247,7 @@ class LocalServer:
         model_path: Path | str | None = None,
         *,
         server: ServerKind = "llama_cpp.server",
-        n_ctx: int = 4096,
+        n_ctx: int = 8192,
         n_threads: int = 2,
         host: str = "127.0.0.1",
         port: int | None = None,

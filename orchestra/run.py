@@ -6,6 +6,7 @@ from collections.abc import AsyncIterator, Iterable
 from pathlib import Path
 from typing import Any
 
+import anyio
 from pydantic import BaseModel, ConfigDict, Field
 
 from orchestra.agent import DEFAULT_MAX_STEPS, AgentContext, run_agent
@@ -78,13 +79,45 @@ async def run_sources(
     capabilities: Iterable[str] = (),
     scenario_ids: Iterable[str] = (),
     limit: int | None = None,
+    concurrency: int = 1,
 ) -> AsyncIterator[RolloutOutcome]:
-    """Yield one outcome per scenario, in source order, as each finishes."""
-    for file in resolve(sources, capabilities=capabilities, scenario_ids=scenario_ids, limit=limit):
+    """Yield one outcome per scenario as each finishes (source order when `concurrency` is 1).
+
+    With `concurrency > 1`, up to that many rollouts run at once on one event loop — worthwhile
+    when the model is a remote API and rollouts mostly wait for it. Each rollout has its own
+    session and judge (the pool builds more judges as needed).
+    """
+    files = resolve(sources, capabilities=capabilities, scenario_ids=scenario_ids, limit=limit)
+
+    async def one(file: ScenarioFile) -> RolloutOutcome:
         outcome = RolloutOutcome(source=str(file.path), scenario_id=file.stem)
         try:
             outcome.result = await run_rollout(file, agent_config, host=host, session_config=session_config, judge_pool=judge_pool)
             outcome.scenario_id = outcome.result.scenario_id
         except OrchestraError as exc:
             outcome.error = str(exc)
-        yield outcome
+        return outcome
+
+    if concurrency <= 1:
+        for file in files:
+            yield await one(file)
+        return
+    send, receive = anyio.create_memory_object_stream[RolloutOutcome](max_buffer_size=concurrency)
+    limiter = anyio.CapacityLimiter(concurrency)
+
+    async def worker(file: ScenarioFile) -> None:
+        async with limiter:
+            outcome = await one(file)
+        await send.send(outcome)
+
+    async def feed() -> None:
+        async with anyio.create_task_group() as tg:
+            for file in files:  # each file's text is read only once its rollout holds the limiter
+                tg.start_soon(worker, file)
+        await send.aclose()
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(feed)
+        async with receive:
+            async for outcome in receive:
+                yield outcome

@@ -8,24 +8,11 @@ from __future__ import annotations
 
 import os
 import socket
-from pathlib import Path
-
 import pytest
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
-
-REPO = Path(__file__).resolve().parents[1]
-SCENARIOS = REPO / "scenarios"
-STARTER = sorted(SCENARIOS.rglob("starter_*.json"))
-
-
-def _scenario(name: str) -> Path:
-    matches = [p for p in STARTER if p.stem == name]
-    assert matches, f"bundled scenario {name} not found under {SCENARIOS}"
-    return matches[0]
-
 
 @pytest.fixture(autouse=True)
 def _no_network(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -49,4 +36,6 @@ def judge_pool():
 
 @pytest.fixture(scope="session")
 def scenario_path():
-    return _scenario
+    from helpers import scenario
+
+    return scenario

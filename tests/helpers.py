@@ -9,6 +9,17 @@ from typing import Any
 import anyio
 
 from orchestra.host import Host
+
+REPO = Path(__file__).resolve().parents[1]
+SCENARIOS = REPO / "scenarios"
+#: The seven hand-built starter scenarios (the corpus lives in scenarios/corpus/).
+STARTER = sorted(p for p in SCENARIOS.glob("*/validation/starter_*.json"))
+
+
+def scenario(name: str) -> Path:
+    matches = [p for p in STARTER if p.stem == name]
+    assert matches, f"bundled scenario {name} not found under {SCENARIOS}"
+    return matches[0]
 from orchestra.models import ModelConfig
 from orchestra.run import AgentConfig, run_rollout
 from orchestra.scenario_files import read_scenario_file
@@ -32,10 +43,11 @@ def run_agent_on(
     session_config: SessionConfig | None = None,
     backoff_seconds: float = 0.0,
     scaffold_options: dict[str, Any] | None = None,
+    endpoint: str | None = None,
 ) -> RolloutResult:
     agent = AgentConfig(
         scaffold=scaffold,
-        model=ModelConfig(model=model, backoff_seconds=backoff_seconds),
+        model=ModelConfig(model=model, endpoint=endpoint, backoff_seconds=backoff_seconds),
         max_steps=max_steps,
         scaffold_options=scaffold_options or {},
     )

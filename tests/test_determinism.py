@@ -11,7 +11,7 @@ import os
 import subprocess
 import sys
 
-from conftest import REPO, SCENARIOS
+from helpers import REPO, SCENARIOS
 
 
 def _replay_json(hash_seed: str) -> dict[str, dict]:

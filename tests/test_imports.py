@@ -6,7 +6,7 @@ import os
 import subprocess
 import sys
 
-from conftest import REPO
+from helpers import REPO
 
 
 def _python(code: str, **env: str) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import STARTER
+from helpers import STARTER
 from orchestra.oracle import build_plan, replay
 from orchestra.session import Session, SessionConfig
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import SCENARIOS, STARTER
+from helpers import SCENARIOS, STARTER
 from orchestra.oracle_runs import replay_sources
 from orchestra.perturbations import KINDS
 

@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from conftest import STARTER
+from helpers import STARTER
 from orchestra.cli import main
 from orchestra.errors import ScenarioError
 from orchestra.oracle_runs import replay_file

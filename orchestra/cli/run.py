@@ -25,6 +25,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p.add_argument("--api-key", help="API key (default: the provider's environment variable)")
     p.add_argument("--scenarios", nargs="+", required=True, metavar="SOURCE", help=SOURCE_HELP)
     p.add_argument("--max-steps", type=int, default=80, help="whole-scenario step budget (ARE's default: 80)")
+    p.add_argument("--concurrency", type=int, default=1, help="rollouts in flight at once (useful with remote models)")
     p.add_argument("--constrained", action="store_true", help="constrain replies to the scaffold's action schema (small local models)")
     p.add_argument("--constrained-format", default="llama_cpp.server", choices=("llama_cpp.server", "llama-server", "openai"))
     p.add_argument("--temperature", type=float, default=0.0)
@@ -71,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
 
     async def main() -> list[RolloutOutcome]:
         outcomes = []
-        async for o in run_sources(args.scenarios, agent, host=host, session_config=config, **filter_kwargs(args)):
+        async for o in run_sources(args.scenarios, agent, host=host, session_config=config, concurrency=args.concurrency, **filter_kwargs(args)):
             outcomes.append(o)
             if args.out and o.result is not None:
                 args.out.mkdir(parents=True, exist_ok=True)

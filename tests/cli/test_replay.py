@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from conftest import SCENARIOS
+from helpers import SCENARIOS
 from orchestra.cli import main
 
 

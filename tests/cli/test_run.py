@@ -21,3 +21,14 @@ def test_run_table_and_unknown_scaffold(capsys, scenario_path):
     assert "PASS" in capsys.readouterr().out
     assert main(["run", "--scaffold", "nope", "--model", "orchestra/oracle", "--scenarios", str(scenario_path("starter_search_lookup"))]) == 2
     assert "unknown scaffold 'nope'" in capsys.readouterr().err
+
+
+def test_concurrent_rollouts_give_the_same_results(capsys):
+    assert main(["run", "--model", "orchestra/oracle", "--scenarios", "bundled", "--json"]) == 0
+    serial = {r["scenario_id"]: r for r in map(json.loads, capsys.readouterr().out.splitlines())}
+    assert main(["run", "--model", "orchestra/oracle", "--scenarios", "bundled", "--json", "--concurrency", "3"]) == 0
+    concurrent = {r["scenario_id"]: r for r in map(json.loads, capsys.readouterr().out.splitlines())}
+    assert serial.keys() == concurrent.keys()
+    for sid, r in serial.items():
+        assert (r["reward"], r["sim_seconds"], r["event_log_sha256"]) == (
+            concurrent[sid]["reward"], concurrent[sid]["sim_seconds"], concurrent[sid]["event_log_sha256"]), sid

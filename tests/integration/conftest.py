@@ -33,8 +33,8 @@ def pytest_configure(config: pytest.Config) -> None:
         f"skipped when they are missing unless {REQUIRE_ENV}=1",
     )
     # tests/ is not a package, so pytest imports every conftest.py as the module "conftest", and importing
-    # this one evicted tests/conftest.py from sys.modules. Put the top-level one back, so that test modules
-    # collected after this directory (`from conftest import REPO`) still get the names they expect.
+    # this one evicted tests/conftest.py from sys.modules. Put the top-level one back, so that a test module
+    # collected after this directory that does `from conftest import ...` still gets the top-level names.
     root = config.pluginmanager.get_plugin(str(HERE.parent / "conftest.py"))
     if root is not None and __name__ == "conftest":  # (as a package module, nothing was evicted)
         sys.modules["conftest"] = root
@@ -81,5 +81,5 @@ def llama_cpp_runtime() -> None:
 @pytest.fixture(scope="session")
 def local_server(local_gguf: Path, llama_cpp_runtime: None) -> Iterator[local_llm.LocalServer]:
     """One ``python -m llama_cpp.server`` on a loopback port for the whole session (model load ~1 s, start ~5 s)."""
-    with local_llm.LocalServer(local_gguf, n_ctx=4096, n_threads=2, startup_timeout=120) as server:
+    with local_llm.LocalServer(local_gguf, n_ctx=8192, n_threads=2, startup_timeout=120) as server:
         yield server

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import STARTER
+from helpers import STARTER
 from helpers import run_agent_on, write_script
 from orchestra.host import Host
 
