@@ -21,12 +21,14 @@ Nothing here patches ARE globally: the only things we change are attributes of o
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import hashlib
 import inspect
 import json
 import os
 import random
 import threading
+import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -280,6 +282,49 @@ def reseed_apps(scenario: Any) -> None:
         app.rng = random.Random(app.seed)
 
 
+#: The RNG `uuid.uuid4` draws from while orchestra is inside ARE on behalf of a rollout.
+_uuid_rng: contextvars.ContextVar[random.Random | None] = contextvars.ContextVar("orchestra_uuid_rng", default=None)
+_stdlib_uuid4 = uuid.uuid4
+_uuid_shim_lock = threading.Lock()
+
+
+def _scoped_uuid4() -> uuid.UUID:
+    rng = _uuid_rng.get()
+    if rng is None:
+        return _stdlib_uuid4()
+    return uuid.UUID(int=rng.getrandbits(128), version=4)
+
+
+def install_uuid_shim() -> None:
+    """Make `uuid.uuid4` deterministic *inside* orchestra's calls into ARE, and only there.
+
+    ARE mints some ids with `uuid.uuid4()` (Shopping order ids, AUI message ids, dataclass
+    defaults, event-record ids), which would make the same actions give different ids — and
+    different observations — in every process. Rather than patching ARE, the stdlib function is
+    wrapped once: it draws from a per-rollout seeded RNG while a `uuid_scope` is active (a
+    context variable, so concurrent rollouts in threads or tasks never share it) and is the
+    stdlib's own `uuid4` everywhere else, unchanged.
+    """
+    with _uuid_shim_lock:
+        if uuid.uuid4 is not _scoped_uuid4:
+            uuid.uuid4 = _scoped_uuid4  # type: ignore[assignment]
+
+
+@contextlib.contextmanager
+def uuid_scope(rng: random.Random) -> Iterator[None]:
+    install_uuid_shim()
+    token = _uuid_rng.set(rng)
+    try:
+        yield
+    finally:
+        _uuid_rng.reset(token)
+
+
+def stable_rng(*parts: object) -> random.Random:
+    digest = hashlib.sha256("\x1f".join(str(p) for p in parts).encode()).digest()
+    return random.Random(int.from_bytes(digest[:8], "big"))
+
+
 # --------------------------------------------------------------------------------------------
 # The judge
 # --------------------------------------------------------------------------------------------
@@ -389,9 +434,18 @@ class DrivenEnvironment:
         self.env.time_manager = self.clock
         self.env.notification_system.initialize(self.clock)
         self.duration_reached = False
+        self.uuid_rng = stable_rng("uuid", scenario.scenario_id, scenario.seed, "oracle" if oracle_mode else "rollout")
+
+    def scope(self) -> contextlib.AbstractContextManager[None]:
+        """Enter this before calling into ARE for this environment (deterministic uuid4)."""
+        return uuid_scope(self.uuid_rng)
 
     # ---- lifecycle ----
     def start(self) -> None:
+        with self.scope():
+            self._start()
+
+    def _start(self) -> None:
         from are.simulation.apps.agent_user_interface import AgentUserInterface
         from are.simulation.types import EnvironmentState
 
@@ -438,7 +492,8 @@ class DrivenEnvironment:
     def _tick(self) -> None:
         incr = self.env.time_increment_in_seconds or 1
         self.env.tick_count = int((self.now - self.start_time) // incr)
-        self.env.tick()
+        with self.scope():
+            self.env.tick()
 
     def next_event_time(self) -> float | None:
         return self.env.get_next_event_time()

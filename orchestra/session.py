@@ -17,6 +17,7 @@ Between those calls simulated time does not move, whatever the wall clock does.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -126,8 +127,10 @@ class Session:
         file = scenario if isinstance(scenario, ScenarioFile) else ScenarioFile(scenario)
         pool = judge_pool or are_adapter.default_judge_pool()
         with pool.acquire() as judge:
-            sc = are_adapter.parse_scenario_json(file.text, file.path)
-            prepared = are_adapter.prepare_for_rollout(sc, judge, source=str(file.path), duration=config.duration)
+            # Loading and preprocessing mint ids too (ARE's uuid4 defaults): same file, same ids.
+            with are_adapter.uuid_scope(are_adapter.stable_rng("uuid", "load", hashlib.sha256(file.text.encode()).hexdigest())):
+                sc = are_adapter.parse_scenario_json(file.text, file.path)
+                prepared = are_adapter.prepare_for_rollout(sc, judge, source=str(file.path), duration=config.duration)
             session = cls(prepared, config)
             try:
                 yield session
@@ -244,7 +247,8 @@ class Session:
             return ToolOutcome(name, arguments, ok=False, error=problem, sim_time=self.now)
         t = self.now
         try:
-            output = tool(**arguments)
+            with self.env.scope():
+                output = tool(**arguments)
         except Exception as exc:  # app errors are observations, never crashes
             return ToolOutcome(name, arguments, ok=False, error=f"{type(exc).__name__}: {exc}", sim_time=t)
         if name == SEND_TO_USER_TOOL:
@@ -273,7 +277,8 @@ class Session:
             timeout = max(0, min(timeout, int(end - self.now) + 1))
         _, tool = self._tools[WAIT_TOOL]
         try:
-            tool(timeout=timeout)
+            with self.env.scope():
+                tool(timeout=timeout)
         except Exception as exc:
             return ToolOutcome(WAIT_TOOL, arguments, ok=False, sim_time=t, error=f"{type(exc).__name__}: {exc}")
         if end is not None and self.now > end and self.env.running:
@@ -286,7 +291,8 @@ class Session:
         if self._result is not None:
             return self._result
         sc = self.scenario
-        validation = sc.validate(self.env.env)
+        with self.env.scope():
+            validation = sc.validate(self.env.env)
         success = bool(validation.success)
         rationale = None if success else _clean_rationale(validation)
         turns = [TurnVerdict(**v) for v in self.prepared.turn_verdicts]

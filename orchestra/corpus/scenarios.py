@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from orchestra.corpus.export import Flow
-from orchestra.corpus.universe import Universe, hid, money, nice_day, nice_time, ts
+from orchestra.corpus.universe import Universe, hid, money
 
 # ---------------------------------------------------------------------------------------------
 # helpers
@@ -363,7 +363,6 @@ def adapt_size_from_friend(f: Flow, u: Universe) -> None:
 def adapt_new_listing(f: Flow, u: Universe) -> None:
     realtor, partner = u.roles["realtor"], u.roles["partner"]
     apts = u.facts["apartments"]
-    street = apts["street"]
     name = f"{u.roles['landlord'].last} Heights"
     location = f"{f.rng.randint(10, 300)} {u.streets[3]}, {u.city}"
     task = f.user("user_task",
@@ -382,7 +381,6 @@ def adapt_new_listing(f: Flow, u: Universe) -> None:
         recipients=[partner.email], subject="New listing",
         content=f"Hi {partner.first},\n\nNew listing: {name} ({location}), {money(2750.0, u.cur)} a month. I saved it.\n\n"
                 f"{u.user.first}"), [listing, note], 5)
-    del street
     f.answer("oracle_reply", f"The new listing is {name} ({location}, {money(2750.0, u.cur)}/month): saved to your favourites "
                              f"and emailed to {partner.full}.", [save, mail])
 
@@ -689,6 +687,3 @@ CONFIG_OF = {"Execution": "execution", "Search": "search", "Adaptability": "adap
 
 def scenario_id(uid: str, slug: str) -> str:
     return f"{uid}_{slug}"
-
-
-__all__ = ["ASSIGNMENTS", "CONFIG_OF", "TEMPLATES", "nice_day", "nice_time", "scenario_id", "ts"]

@@ -287,3 +287,59 @@ CALENDAR_TITLES = (
     ("Dinner with {name}", "social"), ("Book club", "social"), ("Car service", "personal"), ("Parent-teacher meeting", "family"),
     ("Vet appointment", "personal"), ("Team offsite prep: {topic}", "work"), ("Budget check-in", "work"),
 )
+
+# Sentence frames for email bodies and chat messages; every slot is filled from Faker (or the universe).
+WORK_SENTENCES = (
+    "We still need to {bs} before the {month} release.",
+    "{name} thinks we can {bs} if we move the deadline to {weekday}.",
+    "The proposal for {catch} is ready for review.",
+    "Conversion is up {pct}% since we started to {bs}.",
+    "Could you check whether {company} signed off on the contract?",
+    "The customer call with {company} is now on {weekday} at {time}.",
+    "Budget for {catch} comes to {amount}, about {pct}% under plan.",
+    "Let's make sure we {bs} before the offsite.",
+    "{name} will present the results on {catch} at the all-hands.",
+    "I moved the retro to {weekday} afternoon so everyone can join.",
+    "The dashboard now shows {pct}% of tickets closed within two days.",
+    "Legal asked us to double-check the terms with {company}.",
+    "Hiring is on track: two offers out and one accepted.",
+    "Please add your comments directly in the doc by {weekday}.",
+    "I talked to {name} and we agreed to {bs} first.",
+    "The vendor from {company} quoted {amount} for the first phase.",
+    "Risks are mostly on the timeline; scope looks stable.",
+    "I'll share the updated slides after the sync on {weekday}.",
+)
+SOCIAL_SENTENCES = (
+    "We went hiking near {city} last weekend and the weather was perfect.",
+    "{name} says hi, by the way!",
+    "I've been reading a great book by {author}, you'd love it.",
+    "The kids are doing well, {name} just started {activity} lessons.",
+    "We're thinking of going to {city} for a few days in {month}.",
+    "Did you ever try the {food} at {place}? I'm still thinking about it.",
+    "My {relative} is visiting next week, so it's a bit hectic here.",
+    "Work has been busy but I finally took {weekday} off.",
+    "Let me know when you're free, I'd love to catch up properly.",
+    "The garden is finally coming along, the {flower} are blooming.",
+    "We adopted a {pet} last month and it has completely taken over the flat.",
+    "I signed up for a {activity} class on {weekday} evenings, wish me luck.",
+    "The concert at {place} was amazing, you should have come!",
+)
+NEWSLETTER_SENTENCES = (
+    "This month we're introducing {catch}.",
+    "Members save {pct}% on the whole {category} range until {weekday}.",
+    "Our team has been working hard to {bs}.",
+    "Join us at our {city} store on {weekday} for a live demo.",
+    "Customers tell us the new {product} is their favourite yet.",
+    "Free delivery on orders over {amount} this week only.",
+    "Read how {company} chose to {bs} with us.",
+)
+CHAT_EXTRA = (
+    "Did you end up going to {place}?", "{name} is coming too", "Can we move it to {weekday}?", "I'm near {place}, want to grab a coffee?",
+    "Just finished the {activity} class, exhausted 😅", "Have you seen {name} lately?", "Traffic near {city} is terrible today",
+    "Let's try the {food} at {place} next time", "Running late, be there at {time}", "Happy {weekday}!",
+)
+ACTIVITIES = ("piano", "swimming", "football", "ballet", "chess", "pottery", "climbing", "salsa", "yoga", "guitar")
+FOOD_DISHES = ("ramen", "tacos", "dumplings", "pizza", "brunch", "curry", "fish and chips", "dim sum", "burgers", "pho")
+RELATIVES = ("mum", "dad", "aunt", "uncle", "cousin", "grandmother", "brother", "sister")
+FLOWERS = ("tulips", "roses", "dahlias", "sunflowers", "peonies", "lavender")
+PETS = ("puppy", "kitten", "rescue dog", "cat")

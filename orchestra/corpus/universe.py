@@ -28,7 +28,7 @@ import json
 import random
 import re
 import unicodedata
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
@@ -49,16 +49,6 @@ def ts(text: str) -> float:
 
 def fmt(epoch: float) -> str:
     return datetime.fromtimestamp(epoch, tz=timezone.utc).strftime(DT_FMT)
-
-
-def nice_day(epoch: float) -> str:
-    """'Thursday, October 17'."""
-    d = datetime.fromtimestamp(epoch, tz=timezone.utc)
-    return f"{d.strftime('%A')}, {d.strftime('%B')} {d.day}"
-
-
-def nice_time(epoch: float) -> str:
-    return datetime.fromtimestamp(epoch, tz=timezone.utc).strftime("%H:%M")
 
 
 def hid(*parts: object) -> str:
@@ -273,8 +263,25 @@ class Universe:
             if not work_hours or (8 <= t.hour < 19 and t.weekday() < 5):
                 return float(int(t.timestamp()) // 60 * 60)
 
-    def _paragraph(self, lo: int = 3, hi: int = 6) -> str:
-        return self.words.paragraph(nb_sentences=self.rng.randint(lo, hi))
+    def _fill(self, frame: str) -> str:
+        rng = self.rng
+        others = [p for k, p in self.people.items() if k != "user"] or [None]
+        other = rng.choice(others)
+        slots = {
+            "bs": self.words.bs(), "catch": self.words.catch_phrase().lower(), "company": self.fake.company(),
+            "name": other.first if other else self.words.first_name(), "weekday": rng.choice(T.DAYS[:5]),
+            "month": self.words.month_name(), "pct": rng.randint(3, 42), "time": f"{rng.randint(9, 17)}:{rng.choice(('00', '15', '30', '45'))}",
+            "amount": money(rng.randrange(500, 90000, 50), self.spec.currency), "city": rng.choice(self.other_cities),
+            "author": self.words.name(), "activity": rng.choice(T.ACTIVITIES), "food": rng.choice(T.FOOD_DISHES),
+            "place": f"{self.fake.last_name()}'s", "relative": rng.choice(T.RELATIVES), "flower": rng.choice(T.FLOWERS),
+            "pet": rng.choice(T.PETS), "category": rng.choice(T.PRODUCT_TYPES)[1].lower(),
+            "product": rng.choice(T.PRODUCT_TYPES)[0].lower(),
+        }
+        return frame.format(**slots)
+
+    def _paragraph(self, lo: int = 3, hi: int = 6, kind: str = "work") -> str:
+        frames = {"work": T.WORK_SENTENCES, "social": T.SOCIAL_SENTENCES, "news": T.NEWSLETTER_SENTENCES}[kind]
+        return " ".join(self._fill(self.rng.choice(frames)) for _ in range(self.rng.randint(lo, hi)))
 
     # -----------------------------------------------------------------------------------------
     # people
@@ -330,7 +337,8 @@ class Universe:
             relation=relation,
         )
         p.address = self._home_address(p.city)
-        p.description = f"{p.first} is the user's {relation}. {self.words.sentence(nb_words=10)}"
+        p.description = (f"{p.first} is the user's {relation}. Works as {p.job[0].lower() + p.job[1:]} at {p.company}"
+                         f" and lives in {p.city}." if status == "Employed" else f"{p.first} is the user's {relation}. Lives in {p.city}.")
         self.people[key] = p
         return p
 
@@ -755,7 +763,7 @@ class Universe:
                 attendees.append(other.full)
             ev(f"bulk/{n}", title, fmt(start), fmt(start + length * 60), tag, attendees,
                self.rng.choice((None, "Video call", f"{self._street_address()}, {self.city}")),
-               self.words.sentence(nb_words=9) if self.rng.random() < 0.6 else None)
+               self._fill(self.rng.choice(T.WORK_SENTENCES)) if tag == "work" and self.rng.random() < 0.6 else None)
             n += 1
         events.sort(key=lambda e: (e.start_datetime, e.event_id))
         for e in events:
@@ -766,11 +774,11 @@ class Universe:
     # emails
     # -----------------------------------------------------------------------------------------
 
-    def _body(self, to_first: str, opener: str, closer: str, signer: str, paragraphs: int | None = None) -> str:
+    def _body(self, to_first: str, opener: str, closer: str, signer: str, paragraphs: int | None = None, kind: str = "work") -> str:
         lo, hi = self.scale.paragraphs
         n = paragraphs if paragraphs is not None else self.rng.randint(lo, hi)
         parts = [self.rng.choice(T.GREETINGS).format(first=to_first), opener]
-        parts += [self._paragraph() for _ in range(max(0, n - 1))]
+        parts += [self._paragraph(kind=kind) for _ in range(max(0, n - 1))]
         parts += [closer, f"{self.rng.choice(T.SIGNOFFS)}\n{signer}"]
         return "\n\n".join(parts)
 
@@ -818,7 +826,8 @@ class Universe:
         news_sender = f"newsletter@{slug(brand)}.{self.spec.tld}"
         newsletters = []
         for k in range(6 if self.spec.large else 3):
-            paragraphs = [f"This week at {brand}:", self._paragraph(), self._paragraph(), "You are receiving this email because you subscribed. Unsubscribe any time."]
+            paragraphs = [f"This week at {brand}:", self._paragraph(kind="news"), self._paragraph(kind="news"),
+                          "You are receiving this email because you subscribed. Unsubscribe any time."]
             newsletters.append(mail(f"news/{k}", news_sender, [u.email], f"{brand} Weekly: {self.words.catch_phrase()}",
                                     "\n\n".join(paragraphs), ts("2024-10-14 06:00:00") - k * 7 * 86400, read=k > 0))
         latest_news = newsletters[0]
@@ -827,17 +836,17 @@ class Universe:
         # planted: landlord, boss, partner, realtor
         mail("landlord/rent", R["landlord"].email, [u.email], "Rent reminder and building maintenance",
              f"Hi {u.first},\n\nA quick reminder that the November rent is due on the 1st. The water will also be shut off "
-             f"on Thursday from 10:00 to 12:00 for maintenance.\n\n{self._paragraph(2, 3)}\n\nRegards,\n{R['landlord'].full}",
+             f"on Thursday from 10:00 to 12:00 for maintenance. Please make sure nothing is left in the corridor.\n\nRegards,\n{R['landlord'].full}",
              ts("2024-10-11 09:30:00"))
         mail("boss/q4", R["boss"].email, [u.email], f"Q4 planning for {self.project}",
              self._body(u.first, f"Ahead of next week, could you pull together the Q4 priorities for {self.project}?",
                         "Let's review them together in our next 1:1.", R["boss"].full), ts("2024-10-14 17:05:00"))
         mail("partner/weekend", R["partner"].email, [u.email], "This weekend",
              f"Hey {u.first},\n\nShall we finally do that dinner on Friday? {R['sibling'].first} said they might join.\n\n"
-             f"{self._paragraph(1, 2)}\n\n{R['partner'].first}", ts("2024-10-14 20:12:00"), read=False)
+             f"{self._paragraph(1, 2, kind='social')}\n\n{R['partner'].first}", ts("2024-10-14 20:12:00"), read=False)
         mail("realtor/listings", R["realtor"].email, [u.email], "New listings coming up",
              f"Hi {u.first},\n\nAs discussed, I'll send you the new two-bedroom listings in {self.facts['apartments']['zip_new']} "
-             f"as soon as they go live on RentAFlat.\n\n{self._paragraph(2, 3)}\n\nBest,\n{R['realtor'].full}",
+             f"as soon as they go live on RentAFlat. The market is moving fast, so it's worth being ready to save the good ones.\n\nBest,\n{R['realtor'].full}",
              ts("2024-10-10 12:00:00"))
         for o in list(self.shopping_app.orders.values())[-min(12, len(self.shopping_app.orders)):]:
             names = ", ".join(self._item_name(i) for i in o.order_items)
@@ -866,12 +875,12 @@ class Universe:
                 place = f"{self.fake.last_name()}'s"
                 mail(f"bulk/{n}", p.email, [u.email], self.rng.choice(T.SOCIAL_SUBJECTS).format(place=place),
                      self._body(u.first, self.rng.choice(T.SOCIAL_LINES).format(place=place, street=self.rng.choice(self.streets)),
-                                "Speak soon!", p.first), when, read=self.rng.random() < 0.85)
+                                "Speak soon!", p.first, kind="social"), when, read=self.rng.random() < 0.85)
             else:
                 company = self.rng.choice(companies)
                 domain = f"{slug(company.split()[0].rstrip(','))}.{self.spec.tld}"
                 mail(f"bulk/{n}", f"no-reply@{domain}", [u.email], f"{company}: {self.words.catch_phrase()}",
-                     "\n\n".join([f"Hello {u.first},", self._paragraph(), self._paragraph(),
+                     "\n\n".join([f"Hello {u.first},", self._paragraph(kind="news"), self._paragraph(kind="news"),
                                   f"{company}, {self.fake.address().replace(chr(10), ', ')}"]), when, read=self.rng.random() < 0.6)
         for n in range(self.scale.sent):
             p = self.rng.choice(people)
@@ -896,8 +905,11 @@ class Universe:
     # -----------------------------------------------------------------------------------------
 
     def _chat_line(self, work: bool = False) -> str:
-        if self.rng.random() < 0.25:
-            return self.words.sentence(nb_words=self.rng.randint(5, 14))
+        r = self.rng.random()
+        if r < 0.2:
+            return self._fill(self.rng.choice(T.WORK_SENTENCES if work else T.SOCIAL_SENTENCES))
+        if r < 0.35 and not work:
+            return self._fill(self.rng.choice(T.CHAT_EXTRA))
         line = self.rng.choice(T.WORK_CHAT_LINES if work else T.CHAT_LINES)
         return line.format(place=f"{self.fake.last_name()}'s", day=self.rng.choice(T.DAYS), food=self.rng.choice(T.FOODS),
                            time=f"{self.rng.randint(9, 20)}:{self.rng.choice(('00', '15', '30', '45'))}", topic=self.rng.choice(self.topics))
@@ -1015,7 +1027,10 @@ class Universe:
             ("RentAFlat", "ApartmentListingApp", self.apartment_app.get_state()),
             ("Files", "VirtualFileSystem", self.files_state),
         ]
-        return [{"name": n, "class_name": c, "app_state": json.loads(json.dumps(s, sort_keys=True, default=str))} for n, c, s in apps]
+        from are.simulation.utils.serialization import EnumEncoder
+
+        # exactly what Scenario.initialize() snapshots and the exporter writes
+        return [{"name": n, "class_name": c, "app_state": json.loads(json.dumps(s, cls=EnumEncoder))} for n, c, s in apps]
 
     def app_states(self) -> list[dict[str, Any]]:
         """The universe's apps as ``{name, class_name, app_state}`` (a fresh deep copy)."""
@@ -1030,7 +1045,6 @@ class Universe:
 
     def _augmentation_apps(self) -> list[dict[str, Any]]:
         rng = random.Random(self.seed + 99)
-        R = self.roles
         small = not self.spec.large
 
         def conv_noise(app_state: dict[str, Any], n_conv: int, work: bool) -> dict[str, Any]:
@@ -1087,7 +1101,6 @@ class Universe:
                            "timestamp": START_TIME, "is_read": False, "parent_id": None})
         mail = {"user_email": self.user.email, "view_limit": 5,
                 "folders": {"INBOX": {"folder_name": "INBOX", "emails": emails}}}
-        del R
         return [
             {"name": "Emails", "class_name": "EmailClientV2", "app_state": mail},
             {"name": "Messages", "class_name": "MessagingAppV2", "app_state": messages},

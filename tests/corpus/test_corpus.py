@@ -1,0 +1,238 @@
+"""The generated Gaia2-format corpus (``scenarios/corpus/``, built by ``scripts/build_corpus.py``).
+
+* the manifest covers every bundled scenario file, sizes match, the splits are disjoint, and the
+  corpus meets its quotas (>= 36 scenarios, >= 6 per capability, >= 6 multi-turn, >= 2 universes of
+  Gaia2 size);
+* every file has Gaia2's shape and imports with ARE's own importer;
+* the ``augmentation`` block feeds ARE's noise phase (EnvEventsExpander adds events from it, tool
+  renames apply) without breaking the oracle run;
+* (slow) the committed files are exactly what the generator produces, under another PYTHONHASHSEED;
+* (slow) orchestra's oracle replay passes on every corpus scenario.
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+SCENARIOS = REPO / "scenarios"
+CORPUS = SCENARIOS / "corpus"
+MANIFEST = SCENARIOS / "manifest.json"
+CORPUS_FILES = sorted(CORPUS.glob("*/validation/*.json"))
+CONFIG_OF = {"Execution": "execution", "Search": "search", "Adaptability": "adaptability", "Time": "time", "Ambiguity": "ambiguity"}
+APP_CLASSES = {
+    "AgentUserInterface": "AgentUserInterface", "SystemApp": "SystemApp", "Contacts": "ContactsApp", "Emails": "EmailClientV2",
+    "Calendar": "CalendarApp", "Messages": "MessagingAppV2", "Chats": "MessagingAppV2", "Shopping": "ShoppingApp",
+    "Cabs": "CabApp", "RentAFlat": "ApartmentListingApp", "Files": "VirtualFileSystem",
+}
+
+
+def _load(path: Path) -> dict:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="module")
+def manifest() -> dict:
+    return _load(MANIFEST)
+
+
+def _turns(data: dict) -> int:
+    return sum(1 for e in data["events"] if e["event_type"] == "USER" and e["action"]["function"] == "send_message_to_agent")
+
+
+# ------------------------------------------------------------------ manifest
+
+
+def test_manifest_lists_every_bundled_file_with_its_size(manifest):
+    bundled = {p.relative_to(SCENARIOS).as_posix() for p in SCENARIOS.rglob("*.json") if p.name != "manifest.json"}
+    listed = {e["path"] for e in manifest["scenarios"].values()}
+    assert listed == bundled
+    for sid, entry in manifest["scenarios"].items():
+        path = SCENARIOS / entry["path"]
+        assert path.stat().st_size == entry["bytes"], sid
+        assert path.stem == sid
+
+
+def test_manifest_splits_are_frozen_by_universe(manifest):
+    train, heldout = set(manifest["splits"]["train"]), set(manifest["splits"]["heldout"])
+    assert manifest["version"] == 1
+    assert train and heldout and not train & heldout
+    for sid, entry in manifest["scenarios"].items():
+        assert entry["universe"] in manifest["splits"][entry["split"]], sid
+    universes_by_split = collections.defaultdict(set)
+    for entry in manifest["scenarios"].values():
+        universes_by_split[entry["split"]].add(entry["universe"])
+    assert universes_by_split["train"] <= train and universes_by_split["heldout"] == heldout
+    # both splits exercise every capability
+    for split in ("train", "heldout"):
+        caps = {c for e in manifest["scenarios"].values() if e["split"] == split and e["universe"] != "starter" for c in e["capabilities"]}
+        assert caps == set(CONFIG_OF), split
+
+
+def test_manifest_entries_match_files(manifest):
+    for sid, entry in manifest["scenarios"].items():
+        data = _load(SCENARIOS / entry["path"])
+        assert data["metadata"]["definition"]["scenario_id"] == sid
+        assert entry["capabilities"] == [t for t in data["metadata"]["definition"]["tags"] if t != "Universe"]
+        assert entry["turns"] == _turns(data)
+
+
+def test_corpus_quotas(manifest):
+    corpus = {sid: e for sid, e in manifest["scenarios"].items() if e["universe"] != "starter"}
+    assert len(corpus) >= 36
+    per_cap = collections.Counter(c for e in corpus.values() for c in e["capabilities"])
+    assert set(per_cap) == set(CONFIG_OF) and min(per_cap.values()) >= 6, per_cap
+    assert sum(e["turns"] >= 2 for e in corpus.values()) >= 6
+    assert sum(e["bytes"] for e in corpus.values()) < 60_000_000
+    # >= 2 universes at Gaia2 scale: >= 2 MB of serialized app state
+    big = set()
+    for e in corpus.values():
+        if e["bytes"] > 2_000_000:
+            apps = _load(SCENARIOS / e["path"])["apps"]
+            if len(json.dumps(apps)) >= 2_000_000:
+                big.add(e["universe"])
+    assert len(big) >= 2, big
+
+
+# ------------------------------------------------------------------ files
+
+
+@pytest.mark.parametrize("path", CORPUS_FILES, ids=[p.stem for p in CORPUS_FILES])
+def test_file_shape(path):
+    data = _load(path)
+    definition = data["metadata"]["definition"]
+    assert data["version"] == "are_simulation_v1"
+    assert definition["scenario_id"] == path.stem
+    assert definition["start_time"] == 1728975600.0
+    tags = definition["tags"]
+    assert len(tags) == 2 and tags[0] == "Universe" and CONFIG_OF[tags[1]] == path.parent.parent.name
+    assert {a["name"]: a["class_name"] for a in data["apps"]} == APP_CLASSES
+    contacts = next(a for a in data["apps"] if a["name"] == "Contacts")["app_state"]["contacts"]
+    assert sum(c["is_user"] for c in contacts.values()) == 1
+    assert data["completed_events"] == []
+    events = {e["event_id"]: e for e in data["events"]}
+    assert any(e["event_type"] == "USER" and not e["dependencies"] for e in events.values())
+    for e in events.values():
+        if e["action"]["function"] == "send_message_to_agent":
+            assert e["event_type"] == "USER"
+        if e["event_type"] == "ENV":
+            assert len(e["dependencies"]) == 1 and events[e["dependencies"][0]]["event_type"] in ("USER", "ENV")
+        for arg in e["action"]["args"]:
+            assert arg["value_type"] != "NoneType"
+            if arg["value_type"] in ("list", "dict"):
+                json.loads(arg["value"])
+    # the oracle timeline fits ARE's duration cap (420 s for Time, 1800 s otherwise)
+    ends: dict[str, float] = {}
+
+    def end(eid: str) -> float:
+        if eid not in ends:
+            e = events[eid]
+            ends[eid] = max((end(d) for d in e["dependencies"]), default=0.0) + (e["event_relative_time"] or 0.0)
+        return ends[eid]
+
+    assert max(end(eid) for eid in events) < (400 if tags[1] == "Time" else 1700)
+    if tags[1] in ("Time", "Adaptability"):  # something is time-checked by the judge
+        assert any(e["class_name"] == "OracleEvent" and (e["event_relative_time"] > 1 or e["event_time_comparator"])
+                   for e in events.values())
+    aug = data["augmentation"]
+    assert {a["name"] for a in aug["apps"]} >= {"Messages", "Chats", "Shopping", "RentAFlat"}
+    assert set(aug["tool_names_mapping"]) == set(aug["tool_descriptions_mapping"])
+    assert all(k.split("__")[0] in APP_CLASSES for k in aug["tool_names_mapping"])
+
+
+def test_every_file_imports_with_ares_importer():
+    from orchestra.are_adapter import import_are
+
+    import_are()
+    from are.simulation.data_handler.importer import JsonScenarioImporter
+
+    assert len(CORPUS_FILES) >= 36
+    for path in CORPUS_FILES:
+        scenario, _, _ = JsonScenarioImporter().import_from_json_to_benchmark(
+            path.read_text(encoding="utf-8"), apps_to_skip=["SandboxLocalFileSystem"], load_completed_events=False
+        )
+        assert scenario.scenario_id == path.stem
+        assert {a.name for a in scenario.serialized_apps} == set(APP_CLASSES), path.stem
+        assert [t.value for t in scenario.tags] == _load(path)["metadata"]["definition"]["tags"]  # one bad tag drops all
+        assert scenario.augmentation_data and scenario.augmentation_data["tool_names_mapping"]
+
+
+# ------------------------------------------------------------------ noise augmentation
+
+
+@pytest.mark.parametrize("name", ["univ_03_exec_files_taxes", "univ_05_time_reply_within_deadline"])
+def test_augmentation_feeds_ares_noise(name):
+    """ARE's EnvEventsExpander adds events from `augmentation.apps`; tool renames apply; the oracle run stays clean."""
+    from orchestra.are_adapter import import_are
+
+    import_are()
+    from are.simulation.data_handler.importer import JsonScenarioImporter
+    from are.simulation.scenarios.scenario_imported_from_json.utils import preprocess_scenario
+    from are.simulation.scenarios.utils.scenario_expander import EnvEventsConfig
+    from are.simulation.types import ToolAugmentationConfig
+    from are.simulation.validation import ScriptedGraphPerEventJudgeConfig
+
+    path = next(p for p in CORPUS_FILES if p.stem == name)
+    data = _load(path)
+    scenario, _, _ = JsonScenarioImporter().import_from_json_to_benchmark(path.read_text(encoding="utf-8"), load_completed_events=False)
+    time_tagged = "Time" in data["metadata"]["definition"]["tags"]
+    preprocess_scenario(
+        scenario,
+        judge_config=ScriptedGraphPerEventJudgeConfig(engine=lambda messages, **kw: ("", None)),
+        max_scenario_duration=420 if time_tagged else 1800,
+        tool_augmentation_config=ToolAugmentationConfig(tool_failure_probability=0.0),
+        env_events_config=EnvEventsConfig(num_env_events_per_minute=10, env_events_seed=0),
+    )  # raises if any event of the oracle run (noise included) fails
+    added = collections.Counter(e.action.app.name for e in scenario.events if "env_expansion" in e.event_id and hasattr(e.action, "app"))
+    assert {"Messages", "Chats", "Shopping", "RentAFlat"} <= set(added), added
+    assert any("env_expansion" in e.event_id for e in scenario.oracle_run_event_log)
+    names = data["augmentation"]["tool_names_mapping"]
+    tools = {t.name: t for t in scenario.get_tools()}
+    renamed = [n for n in names if n in tools]
+    assert len(renamed) == len(names)
+    assert all(tools[n]._public_name == names[n] for n in renamed)
+
+
+# ------------------------------------------------------------------ generator (slow)
+
+
+@pytest.mark.slow
+def test_generator_reproduces_committed_files_under_another_hash_seed():
+    pytest.importorskip("faker")
+    env = {**os.environ, "PYTHONHASHSEED": "4242", "LITELLM_LOCAL_MODEL_COST_MAP": "True", "HF_HUB_OFFLINE": "1"}
+    proc = subprocess.run([sys.executable, str(REPO / "scripts" / "build_corpus.py"), "--check"], cwd=REPO, env=env,
+                          capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-3000:]
+    assert "OK:" in proc.stdout
+
+
+@pytest.mark.slow
+def test_every_app_loads_in_every_file():
+    """ARE builds each app with its own load_state; it logs and *drops* an app whose state fails to load."""
+    from orchestra.are_adapter import import_are
+
+    import_are()
+    from are.simulation.data_handler.importer import JsonScenarioImporter
+
+    for path in CORPUS_FILES:
+        scenario, _, _ = JsonScenarioImporter().import_from_json_to_benchmark(path.read_text(encoding="utf-8"), load_completed_events=False)
+        scenario.initialize()
+        assert {a.name for a in scenario.apps} >= set(APP_CLASSES) - {"SystemApp"}, path.stem
+
+
+@pytest.mark.slow
+def test_oracle_replay_passes_on_every_corpus_scenario(judge_pool):
+    from orchestra.oracle_runs import replay_sources
+
+    outcomes = list(replay_sources([CORPUS], judge_pool=judge_pool))
+    assert len(outcomes) == len(CORPUS_FILES)
+    for o in outcomes:
+        assert o.error is None, o.error
+        assert o.result is not None and o.result.success and o.result.reward == 1.0, (o.scenario_id, o.result.rationale if o.result else None)
