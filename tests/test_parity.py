@@ -41,3 +41,28 @@ def test_are_benchmark_oracle_run_scores_every_bundled_scenario(tmp_path):
         assert proc.returncode == 0, text[-3000:]
         assert f"Scenarios: {expected} unique" in text, text[-3000:]  # none silently dropped
         assert "Micro success rate: 100.0%" in text, text[-3000:]
+
+
+def test_corpus_oracle_verdicts_equal_are_native_verdicts(judge_pool):
+    """Every corpus scenario's oracle trajectory: orchestra and ARE's offline harness both accept it."""
+    corpus = sorted((SCENARIOS / "corpus").rglob("*.json"))
+    assert len(corpus) >= 36
+    for o in replay_sources(corpus, judge_pool=judge_pool, native_parity=True):
+        assert o.error is None, o.error
+        assert o.result.success and o.native.success, (o.scenario_id, o.result.rationale, o.native.rationale)
+
+
+def test_are_benchmark_oracle_run_scores_the_corpus(tmp_path):
+    exe = Path(sys.executable).parent / "are-benchmark"
+    corpus = SCENARIOS / "corpus"
+    for config_dir in sorted(p for p in corpus.iterdir() if p.is_dir()):
+        expected = len(list((config_dir / "validation").glob("*.json")))
+        proc = subprocess.run(
+            [str(exe), "run", "--oracle", "-d", str(corpus), "--config", config_dir.name, "--split", "validation",
+             "--output_dir", str(tmp_path / config_dir.name), "--num_runs", "1"],
+            capture_output=True, text=True, timeout=1800, cwd=tmp_path,
+        )
+        text = proc.stdout + proc.stderr
+        assert proc.returncode == 0, text[-3000:]
+        assert f"Scenarios: {expected} unique" in text, text[-3000:]
+        assert "Micro success rate: 100.0%" in text, text[-3000:]

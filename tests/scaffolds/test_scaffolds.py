@@ -122,3 +122,13 @@ def test_parallel_batch_is_charged_per_call(tmp_path, host, judge_pool, scenario
     # idle until the task at +1 s, then (3 s + 2 x 2 s) + (3 s + 2 s)
     assert result.sim_seconds == pytest.approx(1.0 + 7.0 + 5.0)
     assert result.n_tool_calls == 3
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("scaffold", SCAFFOLDS)
+def test_oracle_model_scores_one_on_the_corpus(scaffold, host, judge_pool):
+    from helpers import SCENARIOS
+
+    for path in sorted((SCENARIOS / "corpus").rglob("*.json")):
+        result = run_agent_on(path, model="orchestra/oracle", scaffold=scaffold, host=host, judge_pool=judge_pool)
+        assert result.error is None and result.success and result.reward == 1.0, (path.stem, result.rationale)
