@@ -95,7 +95,9 @@ def main(argv: list[str]) -> int:
     elif job == "test":
         # dev.py installed the local model, so the integration tests must run, not skip.
         env.setdefault("ORCHESTRA_REQUIRE_LOCAL_LLM", "1")
-        cmd = [_bin("pytest"), *(extra or ["-q"])]
+        # Two workers (the machines have 2 cores); whole files per worker, so the local model
+        # server and the session-scoped judge are started once per worker, not per test.
+        cmd = [_bin("pytest"), *(extra or ["-q", "-n", "2", "--dist", "loadfile"])]
     else:
         cmd = [_bin("python"), *extra]
     print("+", " ".join(str(c) for c in cmd), flush=True)

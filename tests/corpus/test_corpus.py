@@ -236,3 +236,23 @@ def test_oracle_replay_passes_on_every_corpus_scenario(judge_pool):
     for o in outcomes:
         assert o.error is None, o.error
         assert o.result is not None and o.result.success and o.result.reward == 1.0, (o.scenario_id, o.result.rationale if o.result else None)
+
+
+@pytest.mark.slow
+def test_every_corpus_perturbation_is_rejected_or_not_applicable():
+    """`orchestra judge-check` over the whole corpus: oracle 1.0, every applicable perturbation 0.0."""
+    from orchestra.are_adapter import JudgePool
+    from orchestra.oracle_runs import replay_sources
+    from orchestra.perturbations import KINDS
+
+    applicable = {k: 0 for k in KINDS}
+    for o in replay_sources([CORPUS], perturbations=(None, *KINDS), judge_pool=JudgePool()):
+        assert o.error is None, o.error
+        if o.not_applicable:
+            continue
+        if o.perturbation is None:
+            assert o.result.success and o.result.reward == 1.0, (o.scenario_id, o.result.rationale)
+        else:
+            applicable[o.perturbation] += 1
+            assert not o.result.success and o.result.reward == 0.0, (o.scenario_id, o.perturbation, o.note)
+    assert all(n >= 5 for n in applicable.values()), applicable
