@@ -24,7 +24,6 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import ast
 import difflib
 import hashlib
 import json
@@ -53,6 +52,8 @@ from are.simulation.apps.messaging_v2 import (  # noqa: E402
 )
 from are.simulation.apps.system import SystemApp  # noqa: E402
 from are.simulation.data_handler.exporter import JsonScenarioExporter  # noqa: E402
+
+from orchestra.corpus.export import apply_exporter_fixups  # noqa: E402
 from are.simulation.environment import Environment, EnvironmentConfig  # noqa: E402
 from are.simulation.scenarios.scenario import Scenario  # noqa: E402
 from are.simulation.types import (  # noqa: E402
@@ -716,15 +717,6 @@ SCENARIOS: list[type[StarterScenario]] = [
 # ---------------------------------------------------------------------------------------------
 
 
-def _fix_oracle_arg(arg: dict) -> None:
-    vtype = arg.get("value_type")
-    if vtype == "NoneType":  # fix-up c: None defaults exported as "None"/"NoneType"
-        arg["value"] = None
-        arg["value_type"] = None
-    elif vtype in ("list", "dict") and arg.get("value") is not None:  # fix-up b: str(list)
-        arg["value"] = json.dumps(ast.literal_eval(arg["value"]))
-
-
 def export_scenario(cls: type[StarterScenario]) -> tuple[str, dict]:
     scenario = cls()
     scenario.initialize()
@@ -735,20 +727,8 @@ def export_scenario(cls: type[StarterScenario]) -> tuple[str, dict]:
         JsonScenarioExporter().export_to_json(env=env, scenario=scenario, scenario_id=scenario.scenario_id)
     )
 
-    # The export carries wall-clock / uuid4 values: pin them.
-    data["metadata"]["annotation"]["date"] = 0.0
-    for event in data["events"]:
-        action = event.get("action") or {}
-        if event["class_name"] == "OracleEvent":
-            for arg in action.get("args") or []:
-                _fix_oracle_arg(arg)
-        elif action:
-            action["action_id"] = f"{action['app']}.{action['function']}-{event['event_id']}"
-        # fix-up a: every send_message_to_agent must be a USER event (we build them with with_type(USER)).
-        if action.get("function") == "send_message_to_agent":
-            assert event["event_type"] == "USER", event["event_id"]
-        for arg in action.get("args") or []:
-            assert arg.get("value_type") != "NoneType", (event["event_id"], arg)
+    # The export carries wall-clock / uuid4 values: pin them, and apply ARE 1.2.0's fix-ups.
+    apply_exporter_fixups(data, ensure_ascii=True)
     return cls.config_name, data
 
 

@@ -118,13 +118,36 @@ def scenario_class():
     return CorpusScenario
 
 
-def _fix_oracle_arg(arg: dict[str, Any]) -> None:
+def _fix_oracle_arg(arg: dict[str, Any], *, ensure_ascii: bool = False) -> None:
     vtype = arg.get("value_type")
     if vtype == "NoneType":  # fix-up c
         arg["value"] = None
         arg["value_type"] = None
     elif vtype in ("list", "dict") and arg.get("value") is not None:  # fix-up b
-        arg["value"] = json.dumps(ast.literal_eval(arg["value"]), ensure_ascii=False)
+        arg["value"] = json.dumps(ast.literal_eval(arg["value"]), ensure_ascii=ensure_ascii)
+
+
+def apply_exporter_fixups(data: dict[str, Any], *, ensure_ascii: bool = False) -> dict[str, Any]:
+    """Pin what ARE 1.2.0's exporter leaves wall-clock or uuid4-dependent, and apply its fix-ups.
+
+    Shared by the corpus and the starter-scenario generators (ARE-NOTES §1.7): fix-up (b) list/dict
+    oracle args exported as `str(value)`, (c) `None` defaults exported as "None"/"NoneType"; (a) every
+    `send_message_to_agent` must already be a USER event. Also pins the annotation date and the
+    non-oracle action ids, so reruns are byte-identical.
+    """
+    data["metadata"]["annotation"]["date"] = 0.0
+    for event in data["events"]:
+        action = event.get("action") or {}
+        if event["class_name"] == "OracleEvent":
+            for arg in action.get("args") or []:
+                _fix_oracle_arg(arg, ensure_ascii=ensure_ascii)
+        elif action:
+            action["action_id"] = f"{action['app']}.{action['function']}-{event['event_id']}"
+        if action.get("function") == "send_message_to_agent":
+            assert event["event_type"] == "USER", event["event_id"]
+        for arg in action.get("args") or []:
+            assert arg.get("value_type") != "NoneType", (event["event_id"], arg)
+    return data
 
 
 def canonical_files(state: dict[str, Any]) -> dict[str, Any]:
@@ -154,18 +177,7 @@ def export_scenario(universe: Universe, scenario_id: str, capability: str, templ
     env = Environment(EnvironmentConfig(oracle_mode=True, queue_based_loop=True, start_time=scenario.start_time))
     data = json.loads(JsonScenarioExporter().export_to_json(env=env, scenario=scenario, scenario_id=scenario_id))
 
-    data["metadata"]["annotation"]["date"] = 0.0
-    for event in data["events"]:
-        action = event.get("action") or {}
-        if event["class_name"] == "OracleEvent":
-            for arg in action.get("args") or []:
-                _fix_oracle_arg(arg)
-        elif action:
-            action["action_id"] = f"{action['app']}.{action['function']}-{event['event_id']}"
-        if action.get("function") == "send_message_to_agent":
-            assert event["event_type"] == "USER", event["event_id"]
-        for arg in action.get("args") or []:
-            assert arg.get("value_type") != "NoneType", (event["event_id"], arg)
+    apply_exporter_fixups(data)
 
     expected = {a["name"]: a for a in universe.app_states()}
     for app in data["apps"]:
