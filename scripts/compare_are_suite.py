@@ -39,7 +39,6 @@ Exit status: 0 = no regressions, 1 = regressions (listed), 2 = the comparison co
 from __future__ import annotations
 
 import argparse
-import datetime as _dt
 import hashlib
 import json
 import os
@@ -701,7 +700,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.json:
         lifted, others = version_table(infos)
         payload = {
-            "date": _dt.datetime.now().astimezone().isoformat(timespec="seconds"),
             "machine": {"cpus": os.cpu_count(), "platform": platform.platform()},
             "options": {"workers": args.workers, "timeout": args.timeout, "concurrent": args.concurrent,
                         "keyword": args.keyword},

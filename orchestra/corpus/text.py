@@ -234,6 +234,8 @@ WORK_CHAT_LINES = (
 )
 FOODS = ("snacks", "a salad", "dessert", "drinks", "chips and dip", "a cheese board", "cookies", "fruit")
 DAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
+          "November", "December")
 
 # Product catalogue structure: (noun, category, option schema). Brand names come from Faker.
 PRODUCT_TYPES: tuple[tuple[str, str, dict[str, tuple[str, ...]], tuple[float, float]], ...] = (

@@ -263,6 +263,18 @@ class Universe:
             if not work_hours or (8 <= t.hour < 19 and t.weekday() < 5):
                 return float(int(t.timestamp()) // 60 * 60)
 
+    def _month(self) -> str:
+        """A month name for free text ("before the March release"), one of the six after the universe's start.
+
+        Derived from the seeded Faker stream and :data:`START`, never from today: Faker's month-name
+        provider (like all its date providers) draws a date between 1970 and *now*, so the corpus
+        changed with the calendar. One ``random()`` draw, as that provider made, keeps every later
+        draw of the stream where it was. No Faker date provider may be used here.
+        """
+        offset = 1 + int(self.words.random.random() * 6)
+        index = (START.month - 1 + offset) % 12
+        return T.MONTHS[index]
+
     def _fill(self, frame: str) -> str:
         rng = self.rng
         others = [p for k, p in self.people.items() if k != "user"] or [None]
@@ -270,7 +282,7 @@ class Universe:
         slots = {
             "bs": self.words.bs(), "catch": self.words.catch_phrase().lower(), "company": self.fake.company(),
             "name": other.first if other else self.words.first_name(), "weekday": rng.choice(T.DAYS[:5]),
-            "month": self.words.month_name(), "pct": rng.randint(3, 42), "time": f"{rng.randint(9, 17)}:{rng.choice(('00', '15', '30', '45'))}",
+            "month": self._month(), "pct": rng.randint(3, 42), "time": f"{rng.randint(9, 17)}:{rng.choice(('00', '15', '30', '45'))}",
             "amount": money(rng.randrange(500, 90000, 50), self.spec.currency), "city": rng.choice(self.other_cities),
             "author": self.words.name(), "activity": rng.choice(T.ACTIVITIES), "food": rng.choice(T.FOOD_DISHES),
             "place": f"{self.fake.last_name()}'s", "relative": rng.choice(T.RELATIVES), "flower": rng.choice(T.FLOWERS),
@@ -809,7 +821,8 @@ class Universe:
         )):
             amount = round(self.rng.uniform(480, 1900), 2)
             inv = f"INV-{number + k * 37}"
-            due_text = datetime.strptime(due, "%Y-%m-%d").strftime("%B %d, %Y")
+            due_day = datetime.strptime(due, "%Y-%m-%d")
+            due_text = f"{T.MONTHS[due_day.month - 1]} {due_day.day:02d}, {due_day.year}"  # not %B: locale-free
             status = ("This one is already settled, thank you." if paid else
                       f"Payment is due by {due_text} (bank transfer, reference {inv}).")
             e = mail(f"invoice/{month}", acc.email, [u.email], f"Invoice {inv} ({month} bookkeeping)",

@@ -6,13 +6,17 @@
 * every file has Gaia2's shape and imports with ARE's own importer;
 * the ``augmentation`` block feeds ARE's noise phase (EnvEventsExpander adds events from it, tool
   renames apply) without breaking the oracle run;
-* (slow) the committed files are exactly what the generator produces, under another PYTHONHASHSEED;
+* the generator's output does not depend on today's date: one universe and its scenarios, generated in
+  subprocesses whose clock says two different dates, are identical and equal to the committed files;
+* (slow) the committed files are exactly what the generator produces, under another PYTHONHASHSEED and
+  a faked "today";
 * (slow) orchestra's oracle replay passes on every corpus scenario.
 """
 
 from __future__ import annotations
 
 import collections
+import hashlib
 import json
 import os
 import subprocess
@@ -200,14 +204,96 @@ def test_augmentation_feeds_ares_noise(name):
     assert all(tools[n]._public_name == names[n] for n in renamed)
 
 
+# ------------------------------------------------------------------ generator: no wall-clock date
+
+# Run first in a child interpreter: from then on its clock says `TODAY` (epoch seconds). time.time(),
+# datetime.now/utcnow/today and date.today all move; only this child process is affected.
+FAKE_TODAY_PRELUDE = """
+import datetime as _dt, time as _time
+_shift = {today!r} - _time.time()
+_real_time = _time.time
+_time.time = lambda: _real_time() + _shift
+_time.time_ns = lambda: int((_real_time() + _shift) * 1e9)
+class _FakeDateTime(_dt.datetime):
+    @classmethod
+    def now(cls, tz=None):
+        return cls.fromtimestamp(_time.time(), tz)
+    @classmethod
+    def utcnow(cls):
+        return cls.fromtimestamp(_time.time(), _dt.timezone.utc).replace(tzinfo=None)
+    @classmethod
+    def today(cls):
+        return cls.fromtimestamp(_time.time())
+class _FakeDate(_dt.date):
+    @classmethod
+    def today(cls):
+        return cls.fromtimestamp(_time.time())
+_dt.datetime, _dt.date = _FakeDateTime, _FakeDate
+assert abs(_dt.datetime.now().timestamp() - {today!r}) < 3600, "the fake clock did not take"
+"""
+# Far enough apart (months and years) that anything drawn relative to "now" differs between them.
+FAKE_TODAYS = (1_803_000_000.0, 1_960_000_000.0)  # 2027-02-19 and 2032-02-10 (UTC)
+
+ONE_UNIVERSE = """
+import hashlib, json, sys
+from orchestra.corpus.export import augmentation_block, export_scenario, render
+from orchestra.corpus.scenarios import ASSIGNMENTS, CONFIG_OF, TEMPLATES, scenario_id
+from orchestra.corpus.universe import SPECS, Universe
+spec = next(s for s in SPECS if s.uid == sys.argv[1])
+universe = Universe(spec, int(sys.argv[2]))
+augmentation = augmentation_block(universe)
+digests = {}
+for slug in ASSIGNMENTS[spec.uid]:
+    capability, template = TEMPLATES[slug]
+    sid = scenario_id(spec.uid, slug)
+    text = render(export_scenario(universe, sid, capability, template, augmentation))
+    digests[f"{CONFIG_OF[capability]}/validation/{sid}.json"] = hashlib.sha256(text.encode()).hexdigest()
+print(json.dumps(digests, sort_keys=True))
+"""
+
+
+def _faked_today(today: float, code: str) -> list[str]:
+    return [sys.executable, "-c", FAKE_TODAY_PRELUDE.format(today=today) + code]
+
+
+def _env(**extra: str) -> dict[str, str]:
+    return {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "HF_HUB_OFFLINE": "1", **extra}
+
+
+def test_generator_output_does_not_depend_on_todays_date():
+    """One small universe and all its scenarios, generated under two faked dates: same bytes, and the committed ones.
+
+    Faker's date providers draw relative to *today*; the corpus once said "December" on one day and
+    "January" on another. Generated text may depend on the seed and the scenario's start time only.
+    """
+    pytest.importorskip("faker")
+    from orchestra.corpus.universe import SPECS
+
+    seed = 20241015  # scripts/build_corpus.py's DEFAULT_SEED
+    uid = next(s.uid for s in SPECS if not s.large)
+    procs = [subprocess.Popen(_faked_today(today, ONE_UNIVERSE) + [uid, str(seed)], cwd=REPO, env=_env(),
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for today in FAKE_TODAYS]
+    outputs = []
+    for proc in procs:
+        out, err = proc.communicate(timeout=600)
+        assert proc.returncode == 0, err[-3000:]
+        outputs.append(json.loads(out.strip().splitlines()[-1]))
+    assert outputs[0] == outputs[1], sorted(k for k in outputs[0] if outputs[0][k] != outputs[1].get(k))
+    committed = {rel: hashlib.sha256((CORPUS / rel).read_bytes()).hexdigest() for rel in outputs[0]}
+    assert outputs[0] == committed, sorted(k for k in committed if committed[k] != outputs[0][k])
+
+
 # ------------------------------------------------------------------ generator (slow)
 
 
 @pytest.mark.slow
 def test_generator_reproduces_committed_files_under_another_hash_seed():
+    """The whole corpus and manifest regenerate byte for byte, under another hash seed and another "today"."""
     pytest.importorskip("faker")
-    env = {**os.environ, "PYTHONHASHSEED": "4242", "LITELLM_LOCAL_MODEL_COST_MAP": "True", "HF_HUB_OFFLINE": "1"}
-    proc = subprocess.run([sys.executable, str(REPO / "scripts" / "build_corpus.py"), "--check"], cwd=REPO, env=env,
+    code = ("import runpy, sys\n"
+            f"sys.argv = [{str(REPO / 'scripts' / 'build_corpus.py')!r}, '--check']\n"
+            "runpy.run_path(sys.argv[0], run_name='__main__')\n")
+    proc = subprocess.run(_faked_today(FAKE_TODAYS[1], code), cwd=REPO, env=_env(PYTHONHASHSEED="4242"),
                           capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, (proc.stdout + proc.stderr)[-3000:]
     assert "OK:" in proc.stdout
