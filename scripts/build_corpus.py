@@ -51,10 +51,25 @@ STARTER_UNIVERSE = "starter"
 
 
 def _turns(data: dict) -> int:
-    return sum(
-        1 for e in data["events"]
-        if e["event_type"] == "USER" and (e.get("action") or {}).get("function") == "send_message_to_agent"
-    )
+    """ARE's turn count (``build_event_id_to_turn_idx``): 1 + the most answers to the user on any event's ancestry.
+
+    Not the number of user messages: a turn may start with an ENV event hung on the previous answer.
+    """
+    events = {e["event_id"]: e for e in data["events"]}
+
+    def is_answer(e: dict) -> bool:
+        action = e.get("action") or {}
+        return e["event_type"] == "AGENT" and action.get("app") == "AgentUserInterface" and action.get("function") == "send_message_to_user"
+
+    turn: dict[str, int] = {}
+
+    def idx(eid: str) -> int:
+        if eid not in turn:
+            deps = [events[d] for d in events[eid]["dependencies"]]
+            turn[eid] = max((idx(d["event_id"]) + is_answer(d) for d in deps), default=0)
+        return turn[eid]
+
+    return 1 + max((idx(eid) for eid in events), default=0)
 
 
 def _capabilities(data: dict) -> list[str]:

@@ -83,7 +83,20 @@ class Flow:
         return self._add(event)
 
     def env(self, eid: str, call: Any, parent: Any, delay: float) -> Any:
-        """An environment event (exactly one USER/ENV parent, never an oracle one)."""
+        """An environment event: exactly one parent, a USER/ENV event or an oracle ``send_message_to_user``.
+
+        Hung on an answer to the user, the event starts the next turn (ARE re-hangs it on that turn's
+        trigger condition, same delay); any other oracle parent is refused here, as ARE refuses it when
+        it builds the turn triggers (an environment never waits on an agent action).
+        """
+        from are.simulation.types import OracleEvent
+
+        if isinstance(parent, (list, tuple)):
+            raise ValueError(f"ENV event {eid}: exactly one parent allowed, got {len(parent)}")
+        if parent is None:
+            raise ValueError(f"ENV event {eid}: needs a parent (a USER/ENV event or an answer to the user)")
+        if isinstance(parent, OracleEvent) and getattr(parent.action_desc, "function", None) != "send_message_to_user":
+            raise ValueError(f"ENV event {eid}: its parent {parent.event_id} is an agent action; only an answer to the user may be")
         return self._add(call.with_id(eid).depends_on(parent, delay_seconds=delay))
 
     def answer(self, eid: str, content: str, parents: Any, delay: float = 1) -> Any:

@@ -439,6 +439,155 @@ def adapt_meeting_cancelled(f: Flow, u: Universe) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
+# Adaptability, environment-started turns (Gaia2's usual multi-turn shape)
+#
+# The agent reports (``send_message_to_user``) and the *environment* starts the next turn: an ENV
+# event hung on that answer, with no user message. ARE cuts the edge from the answer, re-hangs the
+# event on ``condition_turn_k`` (same delay) and judges turn k-1 when the k-th answer is logged
+# (``build_turn_trigger``), so each ENV event below is one ARE notifies at its MEDIUM verbosity
+# (``create_and_add_email``/``_message``, ``cancel_ride``, ``delete_calendar_event_by_attendee``):
+# an agent that never hears of it could not start the turn.
+# ---------------------------------------------------------------------------------------------
+
+
+def mt_adapt_cab_rebook(f: Flow, u: Universe) -> None:
+    """2 turns; turn 2 starts when the driver cancels the ride the agent booked and reported."""
+    partner = u.roles["partner"]
+    station = u.facts["places"]["station"]
+    task = f.user("user_task",
+                  f"I'm catching a train. Text {partner.first} on Messages that I'm on my way to the station, book me a Default "
+                  f"cab from home to {station}, and tell me once it's booked. If the driver cancels afterwards, book a Premium "
+                  f"cab for the same trip right away, text {partner.first} that I'll be a bit late, and let me know.")
+    text = f.oracle("oracle_a_text", f.app("Messages").send_message(
+        user_id=partner.phone, content="On my way to the station!"), task)
+    ride = f.oracle("oracle_b_order_default", f.app("Cabs").order_ride(
+        start_location=u.user.address, end_location=station, service_type="Default"), task)
+    done1 = f.answer("oracle_reply_turn1", f"Booked a Default cab from home to {station} and texted {partner.first} that "
+                                           "you're on your way.", [text, ride])
+    cancel = f.env("env_driver_cancel", f.app("Cabs").cancel_ride(
+        who_cancel="driver", message="Your driver had to cancel the ride. Sorry for the inconvenience."), done1, 30)
+    ride2 = f.oracle("oracle_c_order_premium", f.app("Cabs").order_ride(
+        start_location=u.user.address, end_location=station, service_type="Premium"), cancel, 5)
+    late = f.oracle("oracle_d_text_late", f.app("Messages").send_message(
+        user_id=partner.phone, content="My cab got cancelled, I've booked another one: I'll be a bit late."), cancel, 5)
+    f.answer("oracle_reply_turn2", f"The driver cancelled your Default cab, so I booked a Premium cab from home to {station} "
+                                   f"and told {partner.first} you'll be a bit late.", [ride2, late])
+
+
+def mt_adapt_email_planning(f: Flow, u: Universe) -> None:
+    """2 turns; turn 2 starts when the coworker's answer arrives after the agent reported."""
+    c = u.roles["coworker3"]
+    task = f.user("user_task",
+                  f"Email {c.full} (subject 'Quarterly planning') to ask which slot next week suits {_obj(c)} for a one-hour "
+                  f"quarterly planning session, and tell me once it's sent. When {c.first} replies, put 'Quarterly planning' with "
+                  f"{c.full} in my calendar at the time {_subj(c)} proposes, reply to confirm it, and let me know.")
+    ask = f.oracle("oracle_a_send_email", f.app("Emails").send_email(
+        recipients=[c.email], subject="Quarterly planning",
+        content=f"Hi {c.first},\n\nWhich slot next week would suit you for a one-hour quarterly planning session?\n\n"
+                f"Thanks,\n{u.user.first}"), task)
+    done1 = f.answer("oracle_reply_turn1", f"Emailed {c.full} to ask for a slot next week; I'll book it when {_subj(c)} replies.", ask)
+    reply = f.env("env_reply", f.app("Emails").create_and_add_email(
+        sender=c.email, recipients=[u.user.email], subject="Re: Quarterly planning",
+        content=f"Hi {u.user.first},\n\nTuesday, October 22 at 10:00 works for me, for an hour.\n\n{c.first}"), done1, 45)
+    add = f.oracle("oracle_b_add_event", f.app("Calendar").add_calendar_event(
+        title="Quarterly planning", start_datetime="2024-10-22 10:00:00", end_datetime="2024-10-22 11:00:00",
+        attendees=[c.full]), reply, 5)
+    confirm = f.oracle("oracle_c_reply_email", f.app("Emails").reply_to_email(
+        email_id="{{env_reply}}", content=f"Hi {c.first}, Tuesday October 22 at 10:00 it is, it's in the calendar. {u.user.first}"),
+        reply, 5)
+    f.answer("oracle_reply_turn2", f"{c.first} proposed Tuesday Oct 22 at 10:00: 'Quarterly planning' with {c.full} is in your "
+                                   "calendar (10:00-11:00) and I confirmed by replying to the email.", [add, confirm])
+
+
+def mt_adapt_sibling_lunch(f: Flow, u: Universe) -> None:
+    """3 turns; turns 2 and 3 each start with a message from the sibling after the agent reported."""
+    sib = u.roles["sibling"]
+    conv = _msg_conv(u, "sibling")
+    task = f.user("user_task",
+                  f"Ask {sib.first} on Messages whether {_subj(sib)} can come for lunch at our place on Sunday, October 20 at 12:30, "
+                  f"and tell me once you've asked. When {sib.first} says yes, put 'Sunday lunch' in my calendar (12:30-14:30, with "
+                  f"{sib.full}) and let me know. If {sib.first} later asks for another time, move the lunch to that time (same "
+                  f"length), confirm it to {_obj(sib)} on Messages, and tell me.")
+    ask = f.oracle("oracle_a_ask", f.app("Messages").send_message(
+        user_id=sib.phone, content="Are you free for lunch at ours on Sunday, October 20 at 12:30?"), task)
+    done1 = f.answer("oracle_reply_turn1", f"Asked {sib.first} about lunch on Sunday Oct 20 at 12:30.", ask)
+    yes = f.env("env_yes", f.app("Messages").create_and_add_message(
+        conversation_id=conv, sender_id=sib.phone, content="Yes, I'd love to! See you Sunday 😊"), done1, 40)
+    add = f.oracle("oracle_b_add_lunch", f.app("Calendar").add_calendar_event(
+        title="Sunday lunch", start_datetime="2024-10-20 12:30:00", end_datetime="2024-10-20 14:30:00",
+        attendees=[sib.full]), yes, 5)
+    done2 = f.answer("oracle_reply_turn2", f"{sib.first} said yes: 'Sunday lunch' is in your calendar on Sunday Oct 20, "
+                                           "12:30-14:30.", add)
+    move = f.env("env_move", f.app("Messages").create_and_add_message(
+        conversation_id=conv, sender_id=sib.phone,
+        content="Actually, could we make it 13:30? My train gets in later than I thought."), done2, 60)
+    dele = f.oracle("oracle_c_delete_lunch", f.app("Calendar").delete_calendar_event(event_id="{{oracle_b_add_lunch}}"), move, 5)
+    add2 = f.oracle("oracle_d_add_moved_lunch", f.app("Calendar").add_calendar_event(
+        title="Sunday lunch", start_datetime="2024-10-20 13:30:00", end_datetime="2024-10-20 15:30:00",
+        attendees=[sib.full]), move, 5)
+    ok = f.oracle("oracle_e_confirm", f.app("Messages").send_message(
+        user_id=sib.phone, content="No problem, lunch is now at 13:30 on Sunday!"), move, 5)
+    f.answer("oracle_reply_turn3", f"{sib.first} asked for 13:30: I moved 'Sunday lunch' to 13:30-15:30 and confirmed it to "
+                                   f"{_obj(sib)}.", [dele, add2, ok])
+
+
+def mt_adapt_one_on_one_slot(f: Flow, u: Universe) -> None:
+    """3 turns; turn 2 starts when the boss cancels a meeting, turn 3 with a team-chat message."""
+    boss, c = u.roles["boss"], u.roles["coworker2"]
+    team = u.facts["team_chat"]
+    task = f.user("user_task",
+                  f"{boss.first} might cancel our 1:1 today (11:00-11:30). Post in the {u.project} team chat on Chats that I'm "
+                  f"around all day if anyone needs me, and tell me once it's posted. If {boss.first} cancels, book 'Focus time' in "
+                  "that slot and tell me. If someone then asks in the team chat for that slot, give it to them: replace 'Focus "
+                  "time' with 'Pairing with <their first name>' (same slot, with them), answer them in the chat, and tell me.")
+    post = f.oracle("oracle_a_post", f.app("Chats").send_message_to_group_conversation(
+        conversation_id=team, content="I'm around all day today if anyone needs me."), task)
+    done1 = f.answer("oracle_reply_turn1", f"Posted in the {u.project} team chat that you're around all day.", post)
+    cancel = f.env("env_cancel_one_on_one", f.app("Calendar").delete_calendar_event_by_attendee(
+        event_id=u.facts["one_on_one_today"], who_delete=boss.full), done1, 40)
+    focus = f.oracle("oracle_b_focus_time", f.app("Calendar").add_calendar_event(
+        title="Focus time", start_datetime="2024-10-15 11:00:00", end_datetime="2024-10-15 11:30:00"), cancel, 5)
+    done2 = f.answer("oracle_reply_turn2", f"{boss.first} cancelled today's 1:1, so 'Focus time' is booked 11:00-11:30.", focus)
+    ask = f.env("env_pairing_request", f.app("Chats").create_and_add_message(
+        conversation_id=team, sender_id=u.chat_id(c),
+        content=f"Saw your note! Could we pair on the {u.project} migration at 11:00?"), done2, 50)
+    dele = f.oracle("oracle_c_delete_focus", f.app("Calendar").delete_calendar_event(event_id="{{oracle_b_focus_time}}"), ask, 5)
+    pair = f.oracle("oracle_d_add_pairing", f.app("Calendar").add_calendar_event(
+        title=f"Pairing with {c.first}", start_datetime="2024-10-15 11:00:00", end_datetime="2024-10-15 11:30:00",
+        attendees=[c.full]), ask, 5)
+    answer = f.oracle("oracle_e_chat_reply", f.app("Chats").send_message_to_group_conversation(
+        conversation_id=team, content=f"Sure {c.first}, 11:00 works, see you then!"), ask, 5)
+    f.answer("oracle_reply_turn3", f"{c.first} asked for the slot: 'Focus time' is replaced by 'Pairing with {c.first}' "
+                                   "(11:00-11:30) and I answered in the team chat.", [dele, pair, answer])
+
+
+def mt_adapt_viewing_between_turns(f: Flow, u: Universe) -> None:
+    """2 turns; an email arrives between the turns, before the user's second message that refers to it."""
+    realtor = u.roles["realtor"]
+    cheap = u.facts["apartments"]["planted"]["cheap"]
+    task = f.user("user_task", f"Save the listing {cheap.name} ({cheap.location}) to my favourites on RentAFlat and tell me its "
+                               "monthly rent.")
+    save = f.oracle("oracle_a_save", f.app("RentAFlat").save_apartment(apartment_id=cheap.apartment_id), task)
+    done1 = f.answer("oracle_reply_turn1", f"Saved {cheap.name} ({cheap.location}); the rent is {money(cheap.price, u.cur)} a "
+                                           "month.", save)
+    email = f.env("env_viewing_email", f.app("Emails").create_and_add_email(
+        sender=realtor.email, recipients=[u.user.email], subject=f"Viewing: {cheap.name}",
+        content=f"Hi {u.user.first},\n\nI can show you {cheap.name} on Saturday, October 19 at 11:00 or at 14:00. Let me know "
+                f"which suits you.\n\n{realtor.full}"), done1, 10)
+    follow = f.user("user_turn2", f"{realtor.first} just emailed me about a viewing. Reply to that email to say Saturday at 11:00 "
+                                  f"works, and put 'Viewing: {cheap.name}' in my calendar on Saturday, October 19, 11:00-11:45, "
+                                  f"at {cheap.location}, with {realtor.full}.", done1, delay=60)
+    rep = f.oracle("oracle_c_reply", f.app("Emails").reply_to_email(
+        email_id="{{env_viewing_email}}", content=f"Hi {realtor.first}, Saturday at 11:00 works for me, see you there. "
+                                                  f"{u.user.first}"), [follow, email], 5)
+    add = f.oracle("oracle_b_add_viewing", f.app("Calendar").add_calendar_event(
+        title=f"Viewing: {cheap.name}", start_datetime="2024-10-19 11:00:00", end_datetime="2024-10-19 11:45:00",
+        location=cheap.location, attendees=[realtor.full]), follow)
+    f.answer("oracle_reply_turn2", f"Replied to {realtor.first} that Saturday at 11:00 works and added 'Viewing: {cheap.name}' "
+                                   "to your calendar (Sat Oct 19, 11:00-11:45).", [rep, add])
+
+
+# ---------------------------------------------------------------------------------------------
 # Time
 # ---------------------------------------------------------------------------------------------
 
@@ -651,6 +800,11 @@ TEMPLATES: dict[str, tuple[str, Template]] = {
     "adapt_group_vote": ("Adaptability", adapt_group_vote),
     "adapt_forward_lease": ("Adaptability", adapt_forward_lease),
     "adapt_meeting_cancelled": ("Adaptability", adapt_meeting_cancelled),
+    "mt_adapt_cab_rebook": ("Adaptability", mt_adapt_cab_rebook),
+    "mt_adapt_email_planning": ("Adaptability", mt_adapt_email_planning),
+    "mt_adapt_sibling_lunch": ("Adaptability", mt_adapt_sibling_lunch),
+    "mt_adapt_one_on_one_slot": ("Adaptability", mt_adapt_one_on_one_slot),
+    "mt_adapt_viewing_between_turns": ("Adaptability", mt_adapt_viewing_between_turns),
     "time_text_in_3min": ("Time", time_text_in_3min),
     "time_email_in_5min": ("Time", time_email_in_5min),
     "time_cab_in_4min": ("Time", time_cab_in_4min),
@@ -673,13 +827,14 @@ ASSIGNMENTS: dict[str, tuple[str, ...]] = {
     "univ_00": ("exec_team_meeting", "search_cab_spend", "adapt_group_vote", "time_text_in_3min"),
     "univ_01": ("exec_shopping_discount", "search_invoice", "adapt_email_reschedule", "mt_amb_email_namesake"),
     "univ_02": ("exec_group_chat", "exec_forward_invoice", "mt_exec_dinner_move", "search_order_status", "search_party",
-                "adapt_cab_cancel", "time_cab_in_4min", "amb_cancel_namesake"),
+                "adapt_cab_cancel", "mt_adapt_one_on_one_slot", "mt_adapt_viewing_between_turns", "time_cab_in_4min",
+                "amb_cancel_namesake"),
     "univ_03": ("exec_cab_dinner", "exec_files_taxes", "search_apartment", "mt_search_invoice_forward", "adapt_size_from_friend",
-                "time_checkout_at_sale", "amb_partial_email", "mt_amb_product_color"),
-    "univ_04": ("exec_contact_update", "search_coworkers", "adapt_forward_lease", "adapt_meeting_cancelled", "time_chat_posts",
-                "mt_time_followup", "amb_unpaid_invoice"),
-    "univ_05": ("exec_apartment_shortlist", "mt_exec_order_cancel", "search_dentist", "adapt_new_listing", "time_email_in_5min",
-                "time_reply_within_deadline", "amb_date_contradiction", "mt_amb_apartment_street"),
+                "mt_adapt_cab_rebook", "time_checkout_at_sale", "amb_partial_email", "mt_amb_product_color"),
+    "univ_04": ("exec_contact_update", "search_coworkers", "adapt_forward_lease", "adapt_meeting_cancelled",
+                "mt_adapt_email_planning", "time_chat_posts", "mt_time_followup", "amb_unpaid_invoice"),
+    "univ_05": ("exec_apartment_shortlist", "mt_exec_order_cancel", "search_dentist", "adapt_new_listing", "mt_adapt_sibling_lunch",
+                "time_email_in_5min", "time_reply_within_deadline", "amb_date_contradiction", "mt_amb_apartment_street"),
 }
 
 CONFIG_OF = {"Execution": "execution", "Search": "search", "Adaptability": "adaptability", "Time": "time", "Ambiguity": "ambiguity"}

@@ -1,8 +1,9 @@
 """The generated Gaia2-format corpus (``scenarios/corpus/``, built by ``scripts/build_corpus.py``).
 
 * the manifest covers every bundled scenario file, sizes match, the splits are disjoint, and the
-  corpus meets its quotas (>= 36 scenarios, >= 6 per capability, >= 6 multi-turn, >= 2 universes of
-  Gaia2 size);
+  corpus meets its quotas (>= 44 scenarios, >= 6 per capability, >= 12 multi-turn, >= 4 with a turn
+  the environment starts (2 and 3 turns, >= 4 apps), one notification between turns, >= 2 universes
+  of Gaia2 size);
 * every file has Gaia2's shape and imports with ARE's own importer;
 * the ``augmentation`` block feeds ARE's noise phase (EnvEventsExpander adds events from it, tool
   renames apply) without breaking the oracle run;
@@ -47,8 +48,36 @@ def manifest() -> dict:
     return _load(MANIFEST)
 
 
+def _is_answer(e: dict) -> bool:
+    return e["event_type"] == "AGENT" and e["action"]["app"] == "AgentUserInterface" and e["action"]["function"] == "send_message_to_user"
+
+
+def _turn_index(data: dict) -> dict[str, int]:
+    """ARE's turn of each event (``build_event_id_to_turn_idx``): answers to the user among its ancestors."""
+    events = {e["event_id"]: e for e in data["events"]}
+    turn: dict[str, int] = {}
+
+    def idx(eid: str) -> int:
+        if eid not in turn:
+            turn[eid] = max((idx(d) + _is_answer(events[d]) for d in events[eid]["dependencies"]), default=0)
+        return turn[eid]
+
+    return {eid: idx(eid) for eid in events}
+
+
 def _turns(data: dict) -> int:
-    return sum(1 for e in data["events"] if e["event_type"] == "USER" and e["action"]["function"] == "send_message_to_agent")
+    return 1 + max(_turn_index(data).values())
+
+
+def _turn_openers(data: dict) -> dict[int, list[dict]]:
+    """Turn k >= 1 -> the events hung directly on turn k-1's answer (what ARE schedules when the turn starts)."""
+    events = {e["event_id"]: e for e in data["events"]}
+    index = _turn_index(data)
+    openers: dict[int, list[dict]] = collections.defaultdict(list)
+    for e in data["events"]:
+        if any(_is_answer(events[d]) for d in e["dependencies"]):
+            openers[index[e["event_id"]]].append(e)
+    return openers
 
 
 # ------------------------------------------------------------------ manifest
@@ -90,10 +119,26 @@ def test_manifest_entries_match_files(manifest):
 
 def test_corpus_quotas(manifest):
     corpus = {sid: e for sid, e in manifest["scenarios"].items() if e["universe"] != "starter"}
-    assert len(corpus) >= 36
+    assert len(corpus) >= 44
     per_cap = collections.Counter(c for e in corpus.values() for c in e["capabilities"])
     assert set(per_cap) == set(CONFIG_OF) and min(per_cap.values()) >= 6, per_cap
-    assert sum(e["turns"] >= 2 for e in corpus.values()) >= 6
+    assert sum(e["turns"] >= 2 for e in corpus.values()) >= 12
+    # Gaia2's usual Adaptability shape: a turn k >= 2 opened by the environment, with no user message
+    env_started = collections.defaultdict(set)  # turns -> scenarios
+    env_apps = set()
+    for sid, e in corpus.items():
+        data = _load(SCENARIOS / e["path"])
+        for k, first in _turn_openers(data).items():
+            if all(ev["event_type"] == "ENV" for ev in first):
+                env_started[e["turns"]].add(sid)
+                env_apps |= {ev["action"]["app"] for ev in first}
+    assert sum(map(len, env_started.values())) >= 4 and env_started[2] and env_started[3], dict(env_started)
+    assert len(env_apps) >= 4, env_apps
+    # ... and a notification between turns that precedes the user's next message
+    assert any(
+        {ev["event_type"] for ev in first} == {"ENV", "USER"}
+        for e in corpus.values() for first in _turn_openers(_load(SCENARIOS / e["path"])).values()
+    )
     assert sum(e["bytes"] for e in corpus.values()) < 60_000_000
     # >= 2 universes at Gaia2 scale: >= 2 MB of serialized app state
     big = set()
@@ -126,8 +171,12 @@ def test_file_shape(path):
     for e in events.values():
         if e["action"]["function"] == "send_message_to_agent":
             assert e["event_type"] == "USER"
-        if e["event_type"] == "ENV":
-            assert len(e["dependencies"]) == 1 and events[e["dependencies"][0]]["event_type"] in ("USER", "ENV")
+        if e["event_type"] == "ENV":  # ARE's DAG rules (Scenario.validate_predecessors, build_turn_trigger)
+            assert len(e["dependencies"]) == 1, e["event_id"]
+            parent = events[e["dependencies"][0]]
+            assert parent["event_type"] in ("USER", "ENV") or _is_answer(parent), e["event_id"]
+        if any(_is_answer(events[d]) for d in e["dependencies"]):  # after an answer: ENV or a user message only
+            assert e["event_type"] == "ENV" or e["action"]["function"] == "send_message_to_agent", e["event_id"]
         for arg in e["action"]["args"]:
             assert arg["value_type"] != "NoneType"
             if arg["value_type"] in ("list", "dict"):
@@ -157,7 +206,7 @@ def test_every_file_imports_with_ares_importer():
     import_are()
     from are.simulation.data_handler.importer import JsonScenarioImporter
 
-    assert len(CORPUS_FILES) >= 36
+    assert len(CORPUS_FILES) >= 44
     for path in CORPUS_FILES:
         scenario, _, _ = JsonScenarioImporter().import_from_json_to_benchmark(
             path.read_text(encoding="utf-8"), apps_to_skip=["SandboxLocalFileSystem"], load_completed_events=False
