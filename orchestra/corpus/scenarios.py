@@ -444,8 +444,8 @@ def adapt_meeting_cancelled(f: Flow, u: Universe) -> None:
 # The agent reports (``send_message_to_user``) and the *environment* starts the next turn: an ENV
 # event hung on that answer, with no user message. ARE cuts the edge from the answer, re-hangs the
 # event on ``condition_turn_k`` (same delay) and judges turn k-1 when the k-th answer is logged
-# (``build_turn_trigger``), so each ENV event below is one ARE notifies at its MEDIUM verbosity
-# (``create_and_add_email``/``_message``, ``cancel_ride``, ``delete_calendar_event_by_attendee``):
+# (``build_turn_trigger``), so each ENV event below is one ARE's runner notifies (MEDIUM verbosity:
+# ``create_and_add_email``/``_message``, ``cancel_ride``, ``delete_calendar_event_by_attendee``):
 # an agent that never hears of it could not start the turn.
 # ---------------------------------------------------------------------------------------------
 
