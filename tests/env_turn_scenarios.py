@@ -118,7 +118,22 @@ def _classes() -> list[type]:
                 done3 = self.reply_to_user("oracle_reply_turn3", "Sofia is late too; I answered her.", ack)
             self.events = [task, text, done1, priya, answer, done2, sofia, ack, done3]
 
-    return [EnvTurnEmail, EnvTurnChats]
+    class UserMessagesTogether(b.StarterScenario):
+        """1 turn: two user messages at once (one task), a third one 3 s later (arrives mid-run)."""
+
+        scenario_id: str = "test_user_messages_together"
+        config_name: str = "search"
+        tags: tuple = (CapabilityTag.Universe, CapabilityTag.Search)
+
+        def build_events_flow(self) -> None:
+            with EventRegisterer.capture_mode():
+                first = self.user_message("user_task", "What is Tom Becker's phone number?")
+                second = self.user_message("user_task_2", "Also, what is Marcus Lee's job?", parent=first, delay=0)
+                third = self.user_message("user_task_3", "And his email address, please.", parent=second, delay=3)
+                answer = self.reply_to_user("oracle_reply", "Tom: +14155550144. Marcus is an engineer, marcus.lee@example.com.", third)
+            self.events = [first, second, third, answer]
+
+    return [EnvTurnEmail, EnvTurnChats, UserMessagesTogether]
 
 
 def write_env_turn_scenarios(folder: Path) -> list[Path]:

@@ -27,7 +27,7 @@ def test_oracle_model_passes_env_started_turns(scaffold, env_turn_scenarios, hos
         result = run_agent_on(path, model="orchestra/oracle", scaffold=scaffold, host=host, judge_pool=judge_pool)
         assert result.error is None
         assert result.success, (path.stem, result.rationale)
-        assert result.turns_completed == result.nb_turns >= 2
+        assert result.turns_completed == result.nb_turns >= (2 if path.stem.startswith("test_env_turn") else 1)
         assert len(result.turns) == result.nb_turns and all(t.success for t in result.turns)
 
 
@@ -67,3 +67,16 @@ def test_an_env_started_run_has_no_task_only_the_notification(env_turn_scenarios
     second_run = contents[contents.index(scaffold.messages[-3]["content"]) :]
     assert second_run[0].startswith("Environment notifications updates:\n***\n[2024-10-15 07:00:")
     assert "] EmailClientV2: New email received from elena.rossi@example.com\n***\n" in second_run[0]
+
+
+def test_user_messages_together_make_one_task_and_a_later_one_arrives_as_an_update(env_turn_scenarios, tmp_path, host, judge_pool):
+    path = next(p for p in env_turn_scenarios if p.stem == "test_user_messages_together")
+    entries = [_react("Contacts__get_contacts", {}, thought="look")] * 4 + [_react("AgentUserInterface__send_message_to_user", {"content": "done"})]
+    agent, scaffold, result = _run_react(path, entries, tmp_path, host, judge_pool)
+    users = [m["content"] for m in scaffold.messages if m["role"] == "user"]
+    task = users[0]
+    assert task.startswith("[TASK]: \nReceived at: 2024-10-15 07:00:01\nSender: User\nMessage: What is Tom Becker's phone number?\n")
+    assert "\nReceived at: 2024-10-15 07:00:01\nSender: User\nMessage: Also, what is Marcus Lee's job?" in task
+    assert sum(u.startswith("[TASK]") for u in users) == 1
+    updates = [u for u in users if u.startswith("User messages updates:\n***\nReceived at: 2024-10-15 07:00:04\nSender: User\nMessage: And his email address, please.")]
+    assert len(updates) == 1 and agent.runs == 1 and result.turns_completed == 1
