@@ -534,6 +534,22 @@ class DrivenEnvironment:
             raise ValueError(f"cannot advance by a negative duration ({seconds})")
         self.advance_to(self.now + seconds)
 
+    def resume_with_offset(self, seconds: float) -> None:
+        """Time spent with the environment paused, then one tick — ARE's `resume_with_offset`,
+        which its agent calls after each model call when generation time is simulated: what fell
+        due during the call runs at its end (events keep their scheduled times in the log; the
+        clock, notification stamps and app timestamps read the end of the call). Past the scenario
+        duration it is `advance_by`, which stops the environment there."""
+        if seconds < 0:
+            raise ValueError(f"cannot advance by a negative duration ({seconds})")
+        target = self.now + seconds
+        end = self.end_time
+        if not self.running or (end is not None and target > end):
+            self.advance_to(target)
+            return
+        self.clock.set(target)
+        self._tick()
+
     def run_oracle(self) -> None:
         """Oracle mode: jump from event to event until the queue is empty or the duration ends."""
         while self.running:

@@ -198,13 +198,17 @@ class Session:
         return self.env.drain_notifications()
 
     def charge_model(self, prompt_tokens: int, completion_tokens: int) -> float:
-        """Charge one model call to the clock; returns the simulated seconds it cost."""
+        """Charge one model call to the clock; returns the simulated seconds it cost.
+
+        As ARE's agent does with simulated generation time, the environment is paused during the
+        call and resumed with the offset: events due meanwhile run at the end of the call.
+        """
         self._check_open()
         dt = self.config.clock.model_seconds(prompt_tokens, completion_tokens)
         self.prompt_tokens += prompt_tokens
         self.completion_tokens += completion_tokens
         if self.env.running:
-            self.env.advance_by(dt)
+            self.env.resume_with_offset(dt)
         return dt
 
     def idle_until(self, t: float) -> None:

@@ -140,3 +140,15 @@ def test_agent_path_leaves_turns_to_the_policy(scenario_path, judge_pool):
         bad = s.call_tool(SEND_TO_USER_TOOL, {"message": "wrong argument"})
         assert not bad.ok and "unknown argument(s) ['message']" in bad.error and bad.exception is not None
         assert s.turns_completed == 1 and s.done
+
+
+def test_events_due_during_a_model_call_run_at_its_end_as_in_are(scenario_path, judge_pool):
+    """ARE pauses its environment during a model call and resumes it with the offset
+    (`resume_with_offset`): the email due at +31 s keeps its time in the log, but it is processed —
+    and its notification stamped — when the 40 s call ends."""
+    with Session.open(scenario_path("starter_adaptability_reply"), judge_pool=judge_pool) as s:
+        s.charge_model(prompt_tokens=0, completion_tokens=2000)  # 40 s
+        notes = s.notifications()
+        assert [(n.kind, n.timestamp - s.env.start_time) for n in notes] == [("user", 40.0), ("environment", 40.0)]
+        env_events = [e for e in s.env.event_log() if e.event_type.value == "ENV"]
+        assert [e.event_time - s.env.start_time for e in env_events] == [31.0]
