@@ -455,6 +455,9 @@ class DrivenEnvironment:
         env.duration = sc.duration
         env.time_increment_in_seconds = sc.time_increment_in_seconds
         env.delete_all_completed_events()
+        # ARE's `run()` starts from an empty log; ours also keeps what each event looked like when
+        # it was logged (an object the environment owns, replaced before anything is logged).
+        env.event_log = make_snapshot_event_log()
         env.register_apps(sc.apps or [])
         env.schedule(sc.events)
         aui = env.apps.get(AgentUserInterface.__name__)
@@ -531,6 +534,22 @@ class DrivenEnvironment:
             raise ValueError(f"cannot advance by a negative duration ({seconds})")
         self.advance_to(self.now + seconds)
 
+    def resume_with_offset(self, seconds: float) -> None:
+        """Time spent with the environment paused, then one tick — ARE's `resume_with_offset`,
+        which its agent calls after each model call when generation time is simulated: what fell
+        due during the call runs at its end (events keep their scheduled times in the log; the
+        clock, notification stamps and app timestamps read the end of the call). Past the scenario
+        duration it is `advance_by`, which stops the environment there."""
+        if seconds < 0:
+            raise ValueError(f"cannot advance by a negative duration ({seconds})")
+        target = self.now + seconds
+        end = self.end_time
+        if not self.running or (end is not None and target > end):
+            self.advance_to(target)
+            return
+        self.clock.set(target)
+        self._tick()
+
     def run_oracle(self) -> None:
         """Oracle mode: jump from event to event until the queue is empty or the duration ends."""
         while self.running:
@@ -588,6 +607,27 @@ class DrivenEnvironment:
 
     def event_log(self) -> list[CompletedEvent]:
         return list(self.env.event_log.list_view())
+
+    def event_snapshot(self, event: Any) -> dict[str, Any] | None:
+        """What `event` (an entry of `event_log()`) looked like when it was logged, serialised."""
+        snapshots = getattr(self.env.event_log, "snapshots", None)
+        return None if snapshots is None else snapshots.get(id(event))
+
+    def take_user_messages(self) -> tuple[list[Notification], bool]:
+        """ARE's outer agent loop (`ARESimulationAgent.get_notifications`): pop what is due now,
+        keep the user messages (the next task), put environment notifications back for the agent's
+        pre-step, and say whether the environment asked to stop."""
+        from are.simulation.notification_system import MessageType
+
+        now = datetime.fromtimestamp(self.now, tz=timezone.utc)
+        queue = self.env.notification_system.message_queue
+        due = queue.get_by_timestamp(now)
+        users = [m for m in due if m.message_type == MessageType.USER_MESSAGE]
+        for m in due:
+            if m.message_type == MessageType.ENVIRONMENT_NOTIFICATION:
+                queue.put(m)
+        stop = any(m.message_type == MessageType.ENVIRONMENT_STOP for m in due)
+        return [Notification(kind="user", text=str(m.message), timestamp=m.timestamp.timestamp()) for m in users], stop
 
 
 # --------------------------------------------------------------------------------------------
@@ -865,4 +905,210 @@ def are_system_prompt(env: DrivenEnvironment, scenario: Any, *, agent_instructio
         .replace("<<notification_system_description>>", get_notification_system_prompt(env.env.notification_system, scenario.apps))
         .replace("<<curent_time_description>>", f"Today's date in 'YYYY-MM-DD HH' format is {date_str}")
         .replace("<<agent_reminder_description>>", "")
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# The event log, as it was when each event happened
+# --------------------------------------------------------------------------------------------
+
+
+def snapshot_event(event: Any) -> dict[str, Any]:
+    """Arguments, return value and exception of one `CompletedEvent`, serialised now.
+
+    ARE logs a shallow copy of each event: its return value is the app's live object, so a later
+    change (a ride booked at +5 s, cancelled at +60 s) would rewrite what the log says the agent
+    got. Serialising at log time keeps the log a record of what happened.
+    """
+    from are.simulation.types import ConditionCheckAction
+    from are.simulation.utils.serialization import make_serializable
+
+    is_condition = isinstance(event.action, ConditionCheckAction)
+    metadata = event.metadata
+    return {
+        "args": {} if is_condition else make_serializable({k: v for k, v in event.get_args().items() if k != "self"}),
+        "return": make_serializable(metadata.return_value) if metadata else None,
+        "exception": str(metadata.exception) if metadata and metadata.exception else None,
+    }
+
+
+_snapshot_log_cls: type | None = None
+
+
+def make_snapshot_event_log() -> Any:
+    """An ARE `EventLog` (ARE's class, so ARE reads it as usual) that also keeps `snapshot_event`
+    of every event as it is logged, keyed by the logged copy (`snapshots[id(copy)]`)."""
+    global _snapshot_log_cls
+    if _snapshot_log_cls is None:
+        import_are()
+        from are.simulation.types import EventLog
+
+        def __init__(self: Any) -> None:
+            EventLog.__init__(self)
+            self.snapshots = {}
+
+        def put(self: Any, event: Any) -> None:
+            for ev in event if isinstance(event, list) else [event]:
+                logged = ev.copy()  # what ARE's EventLog.put stores
+                self.snapshots[id(logged)] = snapshot_event(logged)
+                self.past_events.put(logged)
+
+        _snapshot_log_cls = type("SnapshotEventLog", (EventLog,), {"__init__": __init__, "put": put})
+    return _snapshot_log_cls()
+
+
+# --------------------------------------------------------------------------------------------
+# ARE's default agent (JSON ReAct): its tools, parsing and messages, reused verbatim
+# --------------------------------------------------------------------------------------------
+
+#: ARE's `BaseAgent` retries an output holding neither `Thought:` nor `Action:` this many times
+#: (env `BASE_AGENT_INVALID_FORMAT_RETRIES`, default 10) inside one iteration.
+ARE_INVALID_FORMAT_RETRIES = 10
+ARE_STOP_SEQUENCES = ("<end_action>", "Observation:")
+
+
+def are_message_templates() -> dict[str, str]:
+    """How ARE's agent renders each log for the model (`base_agent.DEFAULT_STEP_2_MESSAGE`)."""
+    import_are()
+    from are.simulation.agents.default_agent.base_agent import DEFAULT_STEP_2_MESSAGE
+
+    return dict(DEFAULT_STEP_2_MESSAGE)
+
+
+def are_force_retry_output() -> str:
+    """ARE's canned output when the last message reports a server error (`FORCE_RETRY_PROMPT`)."""
+    import_are()
+    from are.simulation.agents.default_agent.base_agent import FORCE_RETRY_PROMPT
+
+    return str(FORCE_RETRY_PROMPT)
+
+
+class _PlainTool:
+    """A tool that is not an ARE app tool (a plugin's), shaped like ARE's `Tool` for its template."""
+
+    def __init__(self, spec: ToolSpec) -> None:
+        self.name = spec.name
+        self.description = spec.description
+        self.inputs = {a.name: {"description": a.description, "type": a.type_text} for a in spec.args}
+        self.output_type = spec.return_type
+
+
+def are_agent_tools(app_tools: dict[str, Any], extra: dict[str, ToolSpec] | None = None) -> dict[str, Any]:
+    """The tools as ARE's default agent holds them: `AppToolAdapter(app_tool)` per ARE app tool
+    (in ARE's order), then any plugin tools; keyed by the name the model sees."""
+    import_are()
+    from are.simulation.tool_utils import AppToolAdapter
+
+    out: dict[str, Any] = {}
+    for tool in app_tools.values():
+        adapter = AppToolAdapter(tool)
+        out[adapter.name] = adapter
+    for name, spec in (extra or {}).items():
+        out.setdefault(name, _PlainTool(spec))
+    return out
+
+
+def are_tool_descriptions(tools: dict[str, Any]) -> str:
+    """`<<tool_descriptions>>` exactly as ARE renders it (`Toolbox.show_tool_descriptions`)."""
+    import_are()
+    from are.simulation.tool_box import DEFAULT_TOOL_DESCRIPTION_TEMPLATE, get_tool_description_with_args
+
+    return "\n".join(get_tool_description_with_args(t, DEFAULT_TOOL_DESCRIPTION_TEMPLATE) for t in tools.values())
+
+
+def are_tool_description(tool: Any) -> str:
+    import_are()
+    from are.simulation.tool_box import get_tool_description_with_args
+
+    return str(get_tool_description_with_args(tool))
+
+
+def are_react_system_prompt(env: DrivenEnvironment, scenario: Any, tools: dict[str, Any]) -> str:
+    """ARE's default agent system prompt, filled in ARE's order (`ARESimulationAgent.init_system_prompt`,
+    then `update_system_prompt_with_tools` at the agent's first run)."""
+    import_are()
+    from are.simulation.agents.default_agent.base_agent import update_system_prompt_with_tools
+    from are.simulation.agents.default_agent.prompts import (
+        DEFAULT_ARE_SIMULATION_REACT_JSON_SYSTEM_PROMPT,
+        get_notification_system_prompt,
+    )
+
+    prompt = str(DEFAULT_ARE_SIMULATION_REACT_JSON_SYSTEM_PROMPT)
+    if scenario.additional_system_prompt is not None:
+        prompt += "\n\n" + scenario.additional_system_prompt
+    prompt = prompt.replace("<<notification_system_description>>", get_notification_system_prompt(env.env.notification_system, scenario.apps))
+    date_str = datetime.fromtimestamp(scenario.start_time or 0, tz=timezone.utc).strftime("%Y-%m-%d %H")
+    prompt = prompt.replace("<<curent_time_description>>", f"Today's date in 'YYYY-MM-DD HH' format is {date_str}")
+    prompt = prompt.replace("<<agent_reminder_description>>", "")
+    prompts = update_system_prompt_with_tools({"system_prompt": prompt}, list(tools.values()))
+    return "\n\n".join(str(p) for p in prompts.values())
+
+
+class _Silent:
+    """A logger that drops everything: ARE's executor logs every format error with a traceback."""
+
+    def __getattr__(self, name: str) -> Any:
+        return lambda *a, **k: None
+
+
+def are_parse_action(llm_output: str) -> tuple[str, Any]:
+    """ARE's `JsonActionExecutor`: `extract_action` then `parse_action` on an output, raising
+    ARE's own exceptions (`InvalidActionAgentError`, `FormatError`, `JsonParsingAgentError`)
+    with ARE's texts. Returns (tool name, action_input as ARE passes it on)."""
+    import_are()
+    from are.simulation.agents.default_agent.tools.json_action_executor import JsonActionExecutor
+
+    executor = JsonActionExecutor(use_custom_logger=False)
+    executor.logger = _Silent()  # an attribute of our own executor instance
+    action = executor.extract_action(llm_output=llm_output, split_token=executor.action_token)
+    parsed = executor.parse_action(action)
+    return str(parsed.tool_name), parsed.arguments
+
+
+def are_error_text(exc: BaseException) -> str:
+    """An exception as ARE's agent logs it for the model (`BaseAgent.log_error` → `ErrorLog`)."""
+    import_are()
+    from are.simulation.exceptions import LoggedError
+
+    if isinstance(exc, LoggedError):
+        category = exc.category
+    elif type(exc).__name__ in ("PromptTooLongException", "EmptyResponseException"):
+        category = type(exc).__name__
+    else:
+        category = "UnhandledError"
+    return f"Error: {type(exc).__name__}\nException: {exc}\nCategory: {category}"
+
+
+def are_invalid_format_error(llm_output: str) -> BaseException:
+    import_are()
+    from are.simulation.exceptions import InvalidActionAgentError
+
+    return InvalidActionAgentError(f"The LLM output was not formatted correctly: {llm_output}")
+
+
+def are_retries_exhausted_error(count: int, llm_output: str) -> BaseException:
+    import_are()
+    from are.simulation.exceptions import InvalidActionAgentError
+
+    return InvalidActionAgentError(f"LLM did not return a valid output after {count} iterations: {llm_output}")
+
+
+def are_unknown_tool_error(name: str, known: list[str]) -> BaseException:
+    import_are()
+    from are.simulation.exceptions import UnavailableToolAgentError
+
+    return UnavailableToolAgentError(f"Error: unknown tool {name}, should be instead one of {known}.")
+
+
+def are_tool_execution_error(exc: BaseException | str, tool: Any) -> BaseException:
+    """A failed tool call as ARE's executor reports it: ARE's own agent errors pass through;
+    anything else gets the tool's description appended (`JsonExecutionAgentError`)."""
+    import_are()
+    from are.simulation.exceptions import JsonExecutionAgentError, LoggedError
+
+    if isinstance(exc, LoggedError):
+        return exc
+    return JsonExecutionAgentError(
+        f"Error in tool call execution: {exc}\nYou should only use this tool with a correct input.\n"
+        f"As a reminder, this tool's description is the following:\n{are_tool_description(tool)}"
     )

@@ -2,7 +2,8 @@
 
 Reproducibility claims need something to compare: `event_log_sha256` hashes a canonical JSON
 serialisation of every completed event (time, type, tool, resolved arguments, return value,
-exception). Only ARE's own random record ids are canonicalised — the `uuid4()` strings ARE puts in
+exception), each as it was when the event was logged (a later mutation of the same app object does
+not rewrite history). Only ARE's own random record ids are canonicalised — the `uuid4()` strings ARE puts in
 event ids and AUI message ids, which are fresh in every process. App-generated ids (emails,
 calendar events, conversations) come from the apps' seeded RNG (32 hex digits, no dashes) and are
 kept verbatim: if they drift, determinism is broken and the hash must say so.
@@ -13,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Callable
 from typing import Any
 
 _UUID4 = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}")
@@ -24,8 +26,15 @@ def _serializable(value: Any) -> Any:
     return make_serializable(value)
 
 
-def canonical_events(events: list[Any], start_time: float) -> list[dict[str, Any]]:
-    """One JSON-ready dict per ARE `CompletedEvent`, with uuid4 record ids replaced by stable tokens."""
+def canonical_events(
+    events: list[Any], start_time: float, snapshot: Callable[[Any], dict[str, Any] | None] | None = None
+) -> list[dict[str, Any]]:
+    """One JSON-ready dict per ARE `CompletedEvent`, with uuid4 record ids replaced by stable tokens.
+
+    `snapshot(event)` gives an event's arguments, return value and exception as serialised when it
+    was logged (`DrivenEnvironment.event_snapshot`); without one (or for an event it does not know)
+    they are serialised now — which shows later mutations of the same objects.
+    """
     from are.simulation.types import ConditionCheckAction
 
     tokens: dict[str, str] = {}
@@ -48,14 +57,21 @@ def canonical_events(events: list[Any], start_time: float) -> list[dict[str, Any
     out = []
     for ev in events:
         is_condition = isinstance(ev.action, ConditionCheckAction)
+        snap = snapshot(ev) if snapshot is not None else None
+        if snap is None:
+            snap = {
+                "args": {} if is_condition else _serializable({k: v for k, v in ev.get_args().items() if k != "self"}),
+                "return": _serializable(ev.metadata.return_value) if ev.metadata else None,
+                "exception": str(ev.metadata.exception) if ev.metadata and ev.metadata.exception else None,
+            }
         record = {
             "t": round(float(ev.event_time) - start_time, 6),
             "type": getattr(ev.event_type, "value", str(ev.event_type)),
             "id": canon(str(ev.event_id)),
             "tool": "condition" if is_condition else ev.tool_name,
-            "args": {} if is_condition else canon_value(_serializable({k: v for k, v in ev.get_args().items() if k != "self"})),
-            "return": canon_value(_serializable(ev.metadata.return_value)) if ev.metadata else None,
-            "exception": canon(str(ev.metadata.exception)) if ev.metadata and ev.metadata.exception else None,
+            "args": canon_value(snap["args"]),
+            "return": canon_value(snap["return"]),
+            "exception": canon(snap["exception"]) if snap["exception"] else None,
         }
         out.append(record)
     return out

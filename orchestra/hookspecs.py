@@ -73,9 +73,10 @@ def pre_step(agent: AgentContext) -> list[dict[str, Any]] | None:
 def post_step(agent: AgentContext, step: StepRecord) -> StepDecision | None:
     """Should this agent stop after `step`? First non-None decision wins.
 
-    Return a `StepDecision`: `stop` (the rollout is over for this agent), `end_turn` (answered the
-    user: idle until the next user message), `pause` (waiting for notifications: go on), or None
-    to let the next plugin decide (no plugin deciding means: continue).
+    Return a `StepDecision`: `stop` (the rollout is over for this agent), `end_turn` (the run
+    ended a turn, ARE's TERMINATED), `pause` (the run ends until the next user message or
+    notification, ARE's PAUSED), or None to let the next plugin decide (no plugin deciding
+    means: continue the run).
     """
 
 

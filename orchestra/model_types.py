@@ -29,6 +29,9 @@ class ToolCall:
     arguments: dict[str, Any] = field(default_factory=dict)
     id: str = ""
     error: str | None = None
+    #: False for a call refused before it was made (e.g. a second call where one is allowed);
+    #: ARE logs a call before running it, so a logged call that fails still counts for termination.
+    logged: bool = True
 
 
 @dataclass

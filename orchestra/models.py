@@ -28,7 +28,13 @@ _litellm_lock = threading.Lock()
 
 
 class ModelError(OrchestraError):
-    """A model call failed permanently (bad model name, auth, bad request) or ran out of retries."""
+    """A model call failed: permanently (bad model name, auth, bad request: `permanent=True`, the
+    rollout ends with this error) or it ran out of retries on transient failures (the agent loop
+    shows it to the model and goes on, as ARE's agent logs model exceptions and loops)."""
+
+    def __init__(self, message: str, *, permanent: bool = True) -> None:
+        super().__init__(message)
+        self.permanent = permanent
 
 
 class ModelConfig(BaseModel):
@@ -39,12 +45,29 @@ class ModelConfig(BaseModel):
     model: str = Field(..., description='litellm model string, e.g. "openai/gpt-4o-mini", "orchestra/oracle"')
     endpoint: str | None = Field(None, description="api_base for OpenAI-compatible servers (vLLM, llama.cpp, Ollama)")
     api_key: str | None = None
-    temperature: float | None = 0.0
+    temperature: float | None = Field(None, description="sent only when set (ARE's agent sends none)")
     max_tokens: int | None = None
     max_retries: int = Field(4, ge=0)
     backoff_seconds: float = Field(1.0, ge=0)
     timeout_seconds: float = Field(600.0, gt=0)
     extra: dict[str, Any] = Field(default_factory=dict, description="extra keyword arguments for litellm.acompletion")
+
+
+class ModelSetupError(ValueError):
+    """A model provider that cannot answer at all (an offline model's missing or exhausted script,
+    an unknown offline model): raised inside a provider, it ends the rollout whatever wrapper
+    litellm puts around it — retrying or looping on it would only repeat it."""
+
+
+def _setup_error(exc: BaseException) -> ModelSetupError | None:
+    seen: set[int] = set()
+    cur: BaseException | None = exc
+    while cur is not None and id(cur) not in seen:
+        if isinstance(cur, ModelSetupError):
+            return cur
+        seen.add(id(cur))
+        cur = cur.__cause__ or cur.__context__
+    return None
 
 
 def import_litellm() -> Any:
@@ -107,8 +130,11 @@ async def complete(config: ModelConfig, request: ModelRequest, *, metadata: dict
             raw = await litellm.acompletion(**kwargs)
             break
         except transient as exc:
+            setup = _setup_error(exc)
+            if setup is not None:
+                raise ModelError(f"{config.model}: {setup}") from exc
             if attempt > config.max_retries:
-                raise ModelError(f"{config.model}: gave up after {attempt} attempts: {type(exc).__name__}: {exc}") from exc
+                raise ModelError(f"{config.model}: gave up after {attempt} attempts: {type(exc).__name__}: {exc}", permanent=False) from exc
             await anyio.sleep(config.backoff_seconds * (2 ** (attempt - 1)))
         except Exception as exc:
             raise ModelError(f"{config.model}: {type(exc).__name__}: {exc}") from exc

@@ -32,15 +32,28 @@ class ScaffoldOptions(BaseModel):
     constrained_format: str = Field(
         "llama_cpp.server", description="how the server takes a schema: 'llama_cpp.server' (json_object) or 'llama-server' / 'openai' (json_schema)"
     )
-    max_observation_chars: int = Field(20_000, gt=0)
+    max_observation_chars: int | None = Field(
+        None, gt=0, description="cut tool outputs longer than this; default: the scaffold's (react: no cut, as ARE)"
+    )
     max_tokens: int | None = None
+    server_stop: bool = Field(
+        False, description="also send the scaffold's stop sequences to the server (ARE cuts client-side and sends none)"
+    )
 
 
 class Scaffold(ABC):
-    """Base class: history handling shared by all scaffolds."""
+    """Base class: history handling shared by all scaffolds.
+
+    The agent loop (`orchestra.agent`) calls, per run: `new_task`; per iteration: `observe`
+    (pre-step messages), `request`, `retry_problem` / `record_retry` (outputs asked again inside
+    the iteration), `parse`, `render_output` (right after each call), `record`. Tasks and
+    notifications reach every scaffold in ARE's format.
+    """
 
     name: ClassVar[str]
     action_format: ClassVar[ActionFormat]
+    #: Tool outputs longer than this are cut (None: never), unless `max_observation_chars` says otherwise.
+    default_max_observation_chars: ClassVar[int | None] = 20_000
 
     def __init__(self, tools: dict[str, ToolSpec], options: ScaffoldOptions | None = None) -> None:
         self.tools = tools
@@ -63,27 +76,68 @@ class Scaffold(ABC):
     def start(self, agent: AgentContext) -> None:
         self.messages = [{"role": "system", "content": self.system_prompt(agent)}]
 
+    def new_task(self, agent: AgentContext, task: str) -> None:
+        """A run starts: the user messages that started it, joined (ARE's `[TASK]` message; none
+        when only the environment spoke)."""
+        if task:
+            self.messages.append({"role": "user", "content": f"[TASK]: \n{task}\n"})
+
     def observe(self, messages: list[dict[str, Any]]) -> None:
         self.messages.extend(messages)
 
     def request(self, agent: AgentContext) -> ModelRequest:
         return ModelRequest(messages=list(self.messages), action_format=self.action_format, max_tokens=self.options.max_tokens)
 
+    def forced_response(self, request: ModelRequest) -> ModelResponse | None:
+        """A reply to use instead of calling the model (ARE has one quirk of that kind); None: call it."""
+        return None
+
+    def retry_problem(self, response: ModelResponse) -> str | None:
+        """Why this output is unusable as a whole and must be asked again inside the iteration
+        (ARE: neither `Thought:` nor `Action:`); None when it can be parsed."""
+        return None
+
+    def record_retry(self, agent: AgentContext, response: ModelResponse, problem: str) -> None:
+        """An output was asked again: tell the model in the next iteration (ARE logs an error)."""
+        self.messages.append({"role": "user", "content": f"ERROR: {problem}"})
+
+    def exhausted_error(self, response: ModelResponse, attempts: int) -> str:
+        """The error after the last allowed retry (ARE raises it whatever that output was)."""
+        return f"No usable output after {attempts} attempts."
+
+    def model_error_text(self, exc: BaseException) -> str:
+        """A model call that failed for good, as ARE's agent shows an exception."""
+        from orchestra import are_adapter
+
+        return are_adapter.are_error_text(exc.__cause__ or exc)
+
+    def record_model_error(self, agent: AgentContext, text: str) -> None:
+        self.messages.append({"role": "user", "content": f"ERROR: {text}"})
+
+    def record_auto_call(self, agent: AgentContext, call: ToolCall, outcome: ToolOutcome) -> None:
+        """A call the loop made on the agent's behalf (the max-iterations answer). Default: nothing."""
+
     def response_format(self, schema: dict[str, Any]) -> dict[str, Any]:
         if self.options.constrained_format == "llama_cpp.server":
             return {"type": "json_object", "schema": schema}
         return {"type": "json_schema", "json_schema": {"name": "action", "schema": schema, "strict": True}}
 
+    @property
+    def max_observation_chars(self) -> int | None:
+        return self.options.max_observation_chars or self.default_max_observation_chars
+
+    def cap(self, text: str) -> str:
+        limit = self.max_observation_chars
+        if limit is None or len(text) <= limit:
+            return text
+        return text[:limit] + f"... [truncated {len(text) - limit} chars]"
+
     def render_output(self, outcome: ToolOutcome) -> str:
-        """Tool output as the model sees it (errors separately, by the caller)."""
-        parts = []
-        if outcome.output is not None or not outcome.notifications:
-            parts.append(_to_text(outcome.output))
-        if outcome.notifications:
-            parts.append("\n".join(f"[{n.kind}] {n.text}" for n in outcome.notifications))
-        text = "\n".join(parts)
-        limit = self.options.max_observation_chars
-        return text if len(text) <= limit else text[:limit] + f"... [truncated {len(text) - limit} chars]"
+        """Tool output as the model sees it (errors separately, by `record`). Called right after
+        the call, so a later change to the same app object does not change what the model saw."""
+        if outcome.observation is not None:
+            return outcome.observation
+        return self.cap(_to_text(outcome.output))
 
 
 def _to_text(value: Any) -> str:
@@ -98,7 +152,7 @@ def _to_text(value: Any) -> str:
 
 
 def render_tool_list(tools: dict[str, ToolSpec]) -> str:
-    """Tool descriptions as ARE's default agent renders them (`are/simulation/tool_box.py`)."""
+    """A compact tool list in the layout of ARE's tool-box template (non-ARE scaffolds)."""
     lines = []
     for spec in tools.values():
         inputs = {a.name: {"description": a.description, "type": a.type_text} for a in spec.args}

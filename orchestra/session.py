@@ -8,7 +8,10 @@ Its contract:
 * `charge_model(prompt_tokens, completion_tokens)` moves the clock by the token part of the formula;
 * `call_tool(name, arguments)` executes an ARE app tool at the simulated now, then moves the clock
   by `tool_call_seconds`; errors come back in the outcome, they never raise;
-* `SystemApp__wait_for_notification(timeout)` idles to the next event/notification or the timeout;
+* `SystemApp__wait_for_notification(timeout)` idles, through ARE's own tool, to the next
+  event/notification or the timeout;
+* a turn ends when the policy says so (`end_turn()`; `call_tool` ends it on an answer to the user,
+  the agent loop when its run ends, as ARE's agent counts finished runs);
 * `finish()` runs ARE's scripted judge and returns a `RolloutResult`.
 
 Between those calls simulated time does not move, whatever the wall clock does.
@@ -61,7 +64,12 @@ class ToolOutcome:
     output: Any = None
     error: str | None = None
     sim_time: float = 0.0
+    #: Filled by `call_tool` after a wait (the agent loop leaves them queued for its pre-step).
     notifications: list[Notification] = field(default_factory=list)
+    #: The exception the tool raised (ARE's agent renders it with its own texts).
+    exception: BaseException | None = None
+    #: The output as the model was shown it, rendered by the scaffold right after the call.
+    observation: str | None = None
 
 
 class TurnVerdict(BaseModel):
@@ -161,6 +169,11 @@ class Session:
         return {name: spec for name, (spec, _) in self._tools.items()}
 
     @property
+    def app_tools(self) -> dict[str, Any]:
+        """ARE's own `AppTool` objects behind `tools`, same keys and order (ARE's agent wraps them)."""
+        return {name: tool for name, (_, tool) in self._tools.items()}
+
+    @property
     def done(self) -> bool:
         """True once every turn is answered, the judge rejected a turn, or the duration ran out."""
         return self.env.stopped or self.turns_completed >= self.nb_turns
@@ -185,13 +198,17 @@ class Session:
         return self.env.drain_notifications()
 
     def charge_model(self, prompt_tokens: int, completion_tokens: int) -> float:
-        """Charge one model call to the clock; returns the simulated seconds it cost."""
+        """Charge one model call to the clock; returns the simulated seconds it cost.
+
+        As ARE's agent does with simulated generation time, the environment is paused during the
+        call and resumed with the offset: events due meanwhile run at the end of the call.
+        """
         self._check_open()
         dt = self.config.clock.model_seconds(prompt_tokens, completion_tokens)
         self.prompt_tokens += prompt_tokens
         self.completion_tokens += completion_tokens
         if self.env.running:
-            self.env.advance_by(dt)
+            self.env.resume_with_offset(dt)
         return dt
 
     def idle_until(self, t: float) -> None:
@@ -201,11 +218,24 @@ class Session:
             self.env.advance_to(t)
 
     def call_tool(self, name: str, arguments: dict[str, Any] | None = None) -> ToolOutcome:
-        """Execute one tool at the simulated now, then charge `tool_call_seconds`."""
+        """Execute one tool at the simulated now, then charge `tool_call_seconds`.
+
+        The hand-driven API: after a wait, what arrived is handed over in `outcome.notifications`;
+        an answer to the user (even a failed one: ARE logs the call before running it) ends the turn.
+        """
         try:
-            return self.execute_tool(name, arguments)
+            outcome = self.execute_tool(name, arguments)
+            if name == WAIT_TOOL:
+                outcome.notifications = self.env.drain_notifications()
+            return outcome
         finally:
             self.charge_tool_calls(1)
+            if name == SEND_TO_USER_TOOL and self._result is None:
+                self.end_turn()
+
+    def end_turn(self) -> None:
+        """The policy finished a turn (ARE's agent: a run ended TERMINATED)."""
+        self.turns_completed += 1
 
     def charge_tool_calls(self, n: int = 1) -> float:
         """Charge `n` tool calls to the clock (the agent loop's clock plugin does this per call)."""
@@ -215,75 +245,83 @@ class Session:
         return dt
 
     def idle_until_user_message(self) -> bool:
-        """Let time pass, uncharged, until the user writes again (ARE's agent idles between turns).
+        """Let time pass, uncharged, until the user writes again.
 
         Returns False if the scenario ended first (duration, judge rejection).
         """
         self._check_open()
         return self.env.advance_until_notification("user")
 
+    def idle_until_notification(self) -> bool:
+        """Let time pass, uncharged, until a user message or an environment notification is due —
+        what ARE's outer agent loop waits for before (re)starting its agent, the task empty when
+        only the environment spoke. False if the scenario ended first (duration, judge rejection)."""
+        self._check_open()
+        return self.env.advance_until_notification(None)
+
+    def take_user_messages(self) -> tuple[list[Notification], bool]:
+        """ARE's outer loop: pop the user messages due now (the next task) and leave environment
+        notifications queued for the agent's pre-step. Also says whether the environment stopped."""
+        self._check_open()
+        return self.env.take_user_messages()
+
     def execute_tool(self, name: str, arguments: dict[str, Any] | None = None) -> ToolOutcome:
-        """Execute one tool at the simulated now without charging the clock."""
+        """Execute one tool at the simulated now without charging the clock.
+
+        Like ARE's agent, the ARE tool is called with the arguments as given: a wrong argument
+        fails inside ARE (no event is logged) and the outcome carries ARE's exception, with a
+        precise message in `error`.
+        """
         self._check_open()
         arguments = {} if arguments is None else arguments
         self.n_tool_calls += 1
         if not self.env.running:
-            return ToolOutcome(name, arguments, ok=False, error="The environment has stopped.", sim_time=self.now)
+            return ToolOutcome(name, arguments if isinstance(arguments, dict) else {}, ok=False, error="The environment has stopped.", sim_time=self.now)
         if not isinstance(arguments, dict):
             return ToolOutcome(
                 name, {}, ok=False, sim_time=self.now,
                 error=f"Arguments for {name} must be a JSON object, got {type(arguments).__name__}.",
             )
-        if name == WAIT_TOOL:
-            return self._wait_for_notification(arguments)
         if name not in self._tools:
             return ToolOutcome(
                 name, arguments, ok=False, sim_time=self.now,
                 error=f"Unknown tool {name!r}. Available tools: {', '.join(sorted(self._tools))}.",
             )
+        if name == WAIT_TOOL:
+            return self._wait_for_notification(arguments)
+        return self._run_tool(name, arguments)
+
+    def _run_tool(self, name: str, arguments: dict[str, Any], call_arguments: dict[str, Any] | None = None) -> ToolOutcome:
         spec, tool = self._tools[name]
-        problem = _check_arguments(spec, arguments)
-        if problem:
-            return ToolOutcome(name, arguments, ok=False, error=problem, sim_time=self.now)
         t = self.now
         try:
             with self.env.scope():
-                output = tool(**arguments)
+                output = tool(**(arguments if call_arguments is None else call_arguments))
         except Exception as exc:  # app errors are observations, never crashes
-            return ToolOutcome(name, arguments, ok=False, error=f"{type(exc).__name__}: {exc}", sim_time=t)
-        if name == SEND_TO_USER_TOOL:
-            self.turns_completed += 1
+            problem = _check_arguments(spec, arguments)
+            return ToolOutcome(name, arguments, ok=False, error=problem or f"{type(exc).__name__}: {exc}", sim_time=t, exception=exc)
         return ToolOutcome(name, arguments, ok=True, output=output, sim_time=t)
 
     def _wait_for_notification(self, arguments: dict[str, Any]) -> ToolOutcome:
         """Idle to the next event or notification, or the timeout, through ARE's own SystemApp tool.
 
-        Pending notifications are returned at once: ARE's wait would otherwise jump the clock
-        backwards to their timestamp (ARE-NOTES §3.6).
+        The call always goes through ARE's tool, so the event log shows it — also when a
+        notification is already pending, where ARE's wait would jump the clock backwards to its
+        timestamp (ARE-NOTES §3.6): the simulated clock ignores backward jumps, so the wait
+        returns at once. The timeout is capped at the scenario's end; notifications stay queued.
         """
-        t = self.now
-        pending = self.env.drain_notifications()
-        if pending:
-            return ToolOutcome(WAIT_TOOL, arguments, ok=True, sim_time=t, notifications=pending)
+        call_arguments = dict(arguments)
+        end = self.env.end_time
         try:
             timeout = int(arguments.get("timeout", 0))
         except (TypeError, ValueError):
-            return ToolOutcome(WAIT_TOOL, arguments, ok=False, sim_time=t,
-                               error=f"timeout must be an integer number of seconds, got {arguments.get('timeout')!r}")
-        if timeout < 0:
-            return ToolOutcome(WAIT_TOOL, arguments, ok=False, sim_time=t, error="timeout must be >= 0")
-        end = self.env.end_time
-        if end is not None:
-            timeout = max(0, min(timeout, int(end - self.now) + 1))
-        _, tool = self._tools[WAIT_TOOL]
-        try:
-            with self.env.scope():
-                tool(timeout=timeout)
-        except Exception as exc:
-            return ToolOutcome(WAIT_TOOL, arguments, ok=False, sim_time=t, error=f"{type(exc).__name__}: {exc}")
+            timeout = None  # ARE's tool raises its own error
+        if timeout is not None and timeout >= 0 and end is not None and "timeout" in arguments:
+            call_arguments["timeout"] = max(0, min(timeout, int(end - self.now) + 1))
+        outcome = self._run_tool(WAIT_TOOL, arguments, call_arguments)
         if end is not None and self.now > end and self.env.running:
             self.env.advance_to(self.now)  # enforces the duration
-        return ToolOutcome(WAIT_TOOL, arguments, ok=True, sim_time=t, notifications=self.env.drain_notifications())
+        return outcome
 
     # ------------------------------------------------------------------ the end
     def finish(self, error: str | None = None) -> RolloutResult:
@@ -301,7 +339,7 @@ class Session:
         reward = 1.0 if success else 0.0
         if not success and self.config.reward_mode == "dense":
             reward = dense_credit(self.prepared, self.env.event_log())
-        records = canonical_events(self.env.event_log(), self.env.start_time)
+        records = canonical_events(self.env.event_log(), self.env.start_time, self.env.event_snapshot)
         self.env.stop()
         self._result = RolloutResult(
             scenario_id=self.scenario_id,

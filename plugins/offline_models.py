@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestra.hookspecs import hookimpl
+from orchestra.models import ModelSetupError
 from orchestra.session import WAIT_TOOL
 
 PROVIDER = "orchestra"
@@ -67,13 +68,13 @@ def _handler() -> Any:
                 metadata = (kw.get("litellm_params") or {}).get("metadata") or {}
                 agent = _AGENTS.get(metadata.get("orchestra_rollout", ""))
                 if agent is None:
-                    raise ValueError(f"{PROVIDER}/{model} only answers inside an orchestra rollout (no rollout id in metadata)")
+                    raise ModelSetupError(f"{PROVIDER}/{model} only answers inside an orchestra rollout (no rollout id in metadata)")
                 if model == "oracle":
                     reply = oracle_reply(agent, kw["messages"], kw.get("optional_params") or {})
                 elif model.startswith("scripted:"):
                     reply = scripted_reply(agent, model.removeprefix("scripted:"), kw["messages"])
                 else:
-                    raise ValueError(f"unknown offline model {PROVIDER}/{model}; use {PROVIDER}/oracle or {PROVIDER}/scripted:<file>")
+                    raise ModelSetupError(f"unknown offline model {PROVIDER}/{model}; use {PROVIDER}/oracle or {PROVIDER}/scripted:<file>")
                 return _fill(litellm, kw["model_response"], model, reply)
 
         _HANDLER = OrchestraOffline()
@@ -183,7 +184,7 @@ def oracle_reply(agent: Any, messages: list[dict[str, Any]], params: dict[str, A
 def load_script(path: str) -> list[dict[str, Any]]:
     p = Path(path)
     if not p.is_file():
-        raise FileNotFoundError(f"script file {path} not found")
+        raise ModelSetupError(f"script file {path} not found")
     text = p.read_text(encoding="utf-8")
     if p.suffix in (".yaml", ".yml"):
         import yaml
@@ -194,7 +195,7 @@ def load_script(path: str) -> list[dict[str, Any]]:
     else:
         data = json.loads(text)
     if not isinstance(data, list) or not all(isinstance(d, dict) for d in data):
-        raise ValueError(f"{path}: a script is a list of objects like {{\"text\": ...}} or {{\"tool_calls\": [...]}}")
+        raise ModelSetupError(f"{path}: a script is a list of objects like {{\"text\": ...}} or {{\"tool_calls\": [...]}}")
     return data
 
 
@@ -202,7 +203,7 @@ def scripted_reply(agent: Any, path: str, messages: list[dict[str, Any]]) -> dic
     state = agent.state.setdefault("scripted", {"entries": load_script(path), "pos": 0})
     entries, pos = state["entries"], state["pos"]
     if pos >= len(entries):
-        raise ValueError(f"{path}: script exhausted after {len(entries)} responses")
+        raise ModelSetupError(f"{path}: script exhausted after {len(entries)} responses")
     state["pos"] = pos + 1
     entry = entries[pos]
     if "raise" in entry:

@@ -23,7 +23,7 @@ def tool_call(agent: Any, call: Any) -> Any:
             try:
                 return ToolOutcome(call.name, call.arguments, ok=True, output=fn(**call.arguments), sim_time=t)
             except Exception as exc:
-                return ToolOutcome(call.name, call.arguments, ok=False, error=f"{type(exc).__name__}: {exc}", sim_time=t)
+                return ToolOutcome(call.name, call.arguments, ok=False, error=f"{type(exc).__name__}: {exc}", sim_time=t, exception=exc)
         delegated = agent.host.hook.delegate(agent=agent, call=call)
         if delegated is not None:
             return await delegated

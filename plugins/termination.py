@@ -1,10 +1,15 @@
-"""Built-in plugin: when an agent stops — ARE's Gaia2 termination rules.
+"""Built-in plugin: when an agent's run ends — ARE's Gaia2 termination rules.
 
-* the environment stopped (judge rejected a turn, duration over) or every turn is done: stop;
-* the last tool was `AgentUserInterface__send_message_to_user`: end of turn (idle until the user
-  writes again);
-* the last tool was `SystemApp__wait_for_notification`: pause (the wait already idled; go on);
-* the step budget is spent: stop.
+ARE's `get_gaia2_termination_step` keys on the last *logged* tool call (ARE logs a call before it
+runs it, so a call that then fails counts):
+
+* `AgentUserInterface__send_message_to_user` → end of turn (ARE: TERMINATED, a finished run);
+* `SystemApp__wait_for_notification` → pause (ARE: PAUSED; the agent runs again on the next
+  user message or notification);
+* the environment stopped (judge rejected a turn, duration over) → stop.
+
+The iteration budget is the agent loop's (`orchestra.agent`): checked before each iteration, it
+answers the user through the real tool, as ARE's termination step does.
 """
 
 from __future__ import annotations
@@ -18,14 +23,11 @@ from orchestra.session import SEND_TO_USER_TOOL, WAIT_TOOL
 
 @hookimpl(trylast=True)
 def post_step(agent: Any, step: Any) -> StepDecision | None:
+    last = (step.last_tool or "").strip()
+    if last == SEND_TO_USER_TOOL:
+        return StepDecision.END_TURN
+    if last == WAIT_TOOL:
+        return StepDecision.PAUSE
     if agent.session.done:
         return StepDecision.STOP
-    executed = [c.name for c, o in zip(step.calls, step.outcomes) if o.ok]
-    if SEND_TO_USER_TOOL in executed:
-        return StepDecision.END_TURN
-    if agent.steps >= agent.max_steps:
-        agent.stop_reason = "step_budget"
-        return StepDecision.STOP
-    if executed and executed[-1] == WAIT_TOOL:
-        return StepDecision.PAUSE
     return None

@@ -1,54 +1,82 @@
-"""ReAct with one JSON action per step — ARE's default agent format (the Gaia2 paper's scaffold).
+"""ReAct with one JSON action per step — ARE's default agent, byte for byte in what the model sees.
 
 The model writes `Thought: ...` then `Action:` and a JSON blob `{"action": <tool>, "action_input":
-{...}}` ending with `<end_action>`; it never writes the observation. Prompt (ARE's own system prompt,
-filled as ARE fills it), stop sequences, parsing rules and history rendering follow ARE's
-`JsonActionExecutor` and `BaseAgent` (are/simulation/agents/default_agent/), so a model tuned on
-ARE's agent sees the same conversation here. Format errors go back to the model as observations.
+{...}}` ending with `<end_action>`; it never writes the observation. Everything the model reads
+is what ARE's default agent (`are_simulation_react_json_agent` in `ARESimulationAgent`,
+are/simulation/agents/default_agent/) would show it, produced by ARE's own code where ARE has a
+function for it:
+
+* the system prompt: ARE's JSON ReAct prompt, filled in ARE's order, tool list rendered by ARE's
+  tool-box template over `AppToolAdapter`s, then ARE's `"{content}\\n"` message template;
+* the output: `True`/`False` lowercased in the whole text and cut at `<end_action>` /
+  `Observation:` client-side, as ARE's `LiteLLMEngine` does (no stop sequences are sent unless
+  `server_stop`); stored as the assistant message `"<output>\\n"`;
+* an output with neither `Thought:` nor `Action:` is asked again inside the iteration (up to 10
+  times; each rejected output is reported as ARE's `InvalidActionAgentError`, never stored as an
+  assistant message); parsing is ARE's `JsonActionExecutor` (`extract_action`, `parse_json_blob`:
+  `\\"` becomes `'`, `\"\"\"...\"\"\"` becomes `'...'`, first `{` to last `}`, code fences dropped);
+* observations `"[OUTPUT OF STEP i] Observation:\\n***\\n<str(output).strip() or 'No observation'>\\n***\\n"`
+  with no cut (`max_observation_chars` is an option), errors as ARE's `ErrorLog`
+  (`Error: <Class>\\nException: ...\\nCategory: ...`) in ARE's ERROR template, a failed tool call
+  with the tool's description appended, an unknown tool as "unknown tool X, should be instead one
+  of [...]"; `i` counts observations and errors, as ARE numbers them.
 
 With `constrained=True` the server is asked to emit the JSON blob only — an object
 `{"thought", "action", "action_input"}` restricted to the real tools and their argument schemas —
-which small local models need to produce valid actions.
+which small local models need; such a reply is rewritten to `Thought: ...\\nAction:\\n{...}` before
+ARE's parsing (the one place this scaffold departs from ARE's format, on request).
 """
 
 from __future__ import annotations
 
 import json
-import re
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from orchestra import are_adapter
-from orchestra.model_types import ModelRequest, ModelResponse, ToolCall
-from orchestra.scaffold import Scaffold, render_tool_list
+from orchestra.model_types import ModelRequest, ModelResponse, ToolCall, Usage
+from orchestra.scaffold import Scaffold
 from orchestra.tool_schemas import parameters_schema
 
 if TYPE_CHECKING:  # pragma: no cover
     from orchestra.agent import AgentContext
     from orchestra.session import ToolOutcome
 
-STOP_SEQUENCES = ["<end_action>", "Observation:"]
-OBSERVATION = "[OUTPUT OF STEP {i}] Observation:\n***\n{content}\n***\n"
-ERROR = (
-    "[OUTPUT OF STEP {i}] ERROR:\n***\n{content}\n***\n\nNow let's retry: take care not to repeat previous errors! "
-    "If you have retried several times, try a completely different approach.\n"
-)
-FORMAT_HINT = (
-    'Your answer must be "Thought: ..." followed by "Action:" and ONE JSON blob '
-    '{"action": "<tool name>", "action_input": {<arguments>}} ending with <end_action>.'
-)
+STOP_SEQUENCES = list(are_adapter.ARE_STOP_SEQUENCES)
 
 
 class ReactScaffold(Scaffold):
     name = "react"
     action_format = "react"
+    default_max_observation_chars: ClassVar[int | None] = None
+
+    def __init__(self, tools: Any, options: Any = None) -> None:
+        super().__init__(tools, options)
+        self.are_tools: dict[str, Any] = {}
+        self.templates: dict[str, str] = {}
+        self.output_step = 0  # ARE's `id_output_step`: observations and errors so far
+
+    # ---- the prompt ----
+    def start(self, agent: AgentContext) -> None:
+        session = agent.session
+        extra = {name: spec for name, spec in self.tools.items() if name not in session.app_tools}
+        app_tools = {name: tool for name, tool in session.app_tools.items() if name in self.tools}
+        self.are_tools = are_adapter.are_agent_tools(app_tools, extra)
+        self.templates = are_adapter.are_message_templates()
+        self.output_step = 0
+        self.messages = [{"role": "system", "content": self.templates["system_prompt"].format(content=self.system_prompt(agent))}]
 
     def system_prompt(self, agent: AgentContext) -> str:
         s = agent.session
-        return are_adapter.are_system_prompt(s.env, s.scenario, tool_descriptions=render_tool_list(self.tools))
+        return are_adapter.are_react_system_prompt(s.env, s.scenario, self.are_tools)
+
+    def new_task(self, agent: AgentContext, task: str) -> None:
+        if task:
+            self.messages.append({"role": "user", "content": self.templates["task"].format(content=task)})
 
     def request(self, agent: AgentContext) -> ModelRequest:
         req = super().request(agent)
-        req.stop = list(STOP_SEQUENCES)
+        if self.options.server_stop:
+            req.stop = list(STOP_SEQUENCES)
         if self.options.constrained:
             req.response_format = self.response_format(self.action_schema())
         return req
@@ -64,78 +92,124 @@ class ReactScaffold(Scaffold):
         ]
         return {"anyOf": branches} if len(branches) > 1 else branches[0]
 
-    # ---- parsing, as ARE's JsonActionExecutor does it ----
+    # ---- the output, as ARE's engine returns it ----
+    def output_text(self, response: ModelResponse) -> str:
+        text = response.text or ""
+        if self.options.constrained:
+            text = _constrained_to_react(text)
+        text = text.replace("False", "false").replace("True", "true")
+        for stop in STOP_SEQUENCES:
+            text = text.split(stop)[0]
+        return text
+
+    def forced_response(self, request: ModelRequest) -> ModelResponse | None:
+        last = request.messages[-1]["content"] if request.messages else ""
+        if isinstance(last, str) and "ERROR" in last and "candidates" in last:
+            return ModelResponse(text=are_adapter.are_force_retry_output(), tool_calls=[], usage=Usage(), model="are-force-retry")
+        return None
+
+    def retry_problem(self, response: ModelResponse) -> str | None:
+        text = self.output_text(response)
+        if "Action:" not in text and "Thought:" not in text:
+            return are_adapter.are_error_text(are_adapter.are_invalid_format_error(text))
+        return None
+
+    def record_retry(self, agent: AgentContext, response: ModelResponse, problem: str) -> None:
+        self._error(problem)
+
+    def exhausted_error(self, response: ModelResponse, attempts: int) -> str:
+        return are_adapter.are_error_text(are_adapter.are_retries_exhausted_error(attempts, self.output_text(response)))
+
+    def record_model_error(self, agent: AgentContext, text: str) -> None:
+        self._error(text)
+
+    # ---- parsing, with ARE's JsonActionExecutor ----
     def parse(self, response: ModelResponse) -> tuple[list[ToolCall], str | None]:
-        text = _cut_at_stop(response.text or "")
-        blob_text = text.strip()
-        if not (blob_text.startswith("{") and '"action"' in blob_text):  # constrained replies are the blob alone
-            if "Action:" not in text:
-                return [], f"No 'Action:' found in your output. {FORMAT_HINT}"
-            parts = text.split("Action:")
-            if len(parts) > 2:
-                return [], f"Several 'Action:' blocks found; PROVIDE ONLY ONE TOOL CALL per step. {FORMAT_HINT}"
-            blob_text = parts[1]
+        text = self.output_text(response)
         try:
-            blob = _parse_json_blob(blob_text)
-        except ValueError as exc:
-            return [], f"{exc}. {FORMAT_HINT}"
-        if isinstance(blob, list):
-            return [], f"The JSON blob holds {len(blob)} calls; PROVIDE ONLY ONE TOOL CALL per step. {FORMAT_HINT}"
-        if not isinstance(blob, dict) or "action" not in blob:
-            return [], f"The JSON blob must be an object with keys 'action' and 'action_input'. {FORMAT_HINT}"
-        name = str(blob["action"])
-        args = blob.get("action_input", {})
-        if args is None or args == "":
-            args = {}
-        if not isinstance(args, dict):
+            name, action_input = are_adapter.are_parse_action(text)
+        except Exception as exc:
+            return [], are_adapter.are_error_text(exc)
+        if not name:
+            return [], are_adapter.are_error_text(_json_parsing_error("Error: error parsing the tool_name in the action."))
+        if name not in self.are_tools:
+            error = are_adapter.are_error_text(are_adapter.are_unknown_tool_error(name, list(self.are_tools)))
+            return [ToolCall(name=name, id=f"step-{name}", error=error)], None
+        arguments, problem = self._arguments(name, action_input)
+        if problem is not None:
+            return [ToolCall(name=name, arguments={}, id=f"step-{name}", error=problem)], None
+        return [ToolCall(name=name, arguments=arguments, id=f"step-{name}")], None
+
+    def _arguments(self, name: str, action_input: Any) -> tuple[dict[str, Any], str | None]:
+        """ARE calls `tool(**action_input)`, `tool(action_input)` for a string, `tool()` when falsy."""
+        if not action_input:
+            return {}, None
+        if isinstance(action_input, dict):
+            return action_input, None
+        tool = self.are_tools[name]
+        if isinstance(action_input, str):
             spec = self.tools.get(name)
-            required = [a.name for a in spec.args if a.required] if spec else []
-            if len(required) == 1:
-                args = {required[0]: args}
-            else:
-                return [ToolCall(name=name, error=f"'action_input' must be a JSON object of arguments for {name}, got {type(args).__name__}")], None
-        return [ToolCall(name=name, arguments=args, id=f"step-{name}")], None
+            if spec is not None and spec.args:
+                return {spec.args[0].name: action_input}, None  # ARE binds it to the first parameter
+            exc: BaseException = TypeError("too many positional arguments")  # inspect's bind, inside ARE's event wrapper
+        else:
+            cls = type(tool)
+            exc = TypeError(f"{cls.__module__}.{cls.__qualname__} object argument after ** must be a mapping, not {type(action_input).__name__}")
+        return {}, are_adapter.are_error_text(are_adapter.are_tool_execution_error(exc, tool))
+
+    # ---- history, as ARE's build_history_from_logs renders it ----
+    def render_output(self, outcome: ToolOutcome) -> str:
+        if outcome.observation is not None:
+            return outcome.observation
+        content = str(outcome.output)
+        return self.cap(content.strip()) if content else "No observation"
 
     def record(self, agent: AgentContext, response: ModelResponse, calls: list[ToolCall], outcomes: list[ToolOutcome], format_error: str | None) -> None:
-        i = agent.steps
-        text = _cut_at_stop(response.text or "").rstrip()
-        if calls and text.lstrip().startswith("{"):
-            text = f"Action:\n{text}"
-        self.messages.append({"role": "assistant", "content": (text + "<end_action>") if calls else text})
+        self.messages.append({"role": "assistant", "content": self.templates["llm_output"].format(content=self.output_text(response))})
         if format_error:
-            self.messages.append({"role": "user", "content": ERROR.format(i=i, content=format_error)})
-            return
-        for outcome in outcomes:
+            self._error(format_error)
+        for call, outcome in zip(calls, outcomes):
             if outcome.ok:
-                self.messages.append({"role": "user", "content": OBSERVATION.format(i=i, content=self.render_output(outcome))})
+                self._observation(outcome.observation if outcome.observation is not None else self.render_output(outcome))
             else:
-                detail = outcome.error or "failed"
-                spec = self.tools.get(outcome.name)
-                if spec is not None:
-                    detail += f"\nTool description: {spec.name}: {spec.description}"
-                self.messages.append({"role": "user", "content": ERROR.format(i=i, content=detail)})
+                self._error(call.error if call.error is not None else self._tool_error(outcome))
+
+    def record_auto_call(self, agent: AgentContext, call: ToolCall, outcome: ToolOutcome) -> None:
+        if outcome.ok:
+            self._observation(outcome.observation or self.render_output(outcome))
+        else:
+            self._error(self._tool_error(outcome))
+
+    def _tool_error(self, outcome: ToolOutcome) -> str:
+        tool = self.are_tools.get(outcome.name)
+        cause: BaseException | str = outcome.exception if outcome.exception is not None else (outcome.error or "failed")
+        if tool is None:
+            return are_adapter.are_error_text(cause if isinstance(cause, BaseException) else RuntimeError(cause))
+        return are_adapter.are_error_text(are_adapter.are_tool_execution_error(cause, tool))
+
+    def _observation(self, content: str) -> None:
+        self.output_step += 1
+        self.messages.append({"role": "user", "content": self.templates["observation"].format(i=self.output_step, content=content)})
+
+    def _error(self, content: str) -> None:
+        self.output_step += 1
+        self.messages.append({"role": "user", "content": self.templates["error"].format(i=self.output_step, content=content)})
 
 
-def _cut_at_stop(text: str) -> str:
-    for stop in STOP_SEQUENCES:
-        idx = text.find(stop)
-        if idx != -1:
-            text = text[:idx]
-    return text
+def _json_parsing_error(message: str) -> BaseException:
+    are_adapter.import_are()
+    from are.simulation.exceptions import JsonParsingAgentError
+
+    return JsonParsingAgentError(message)
 
 
-def _parse_json_blob(text: str) -> Any:
-    """ARE's rules: strip code fences, first '{' (or '[') to the last '}' , triple quotes -> quotes."""
-    text = re.sub(r"```(?:json)?", "", text)
-    starts = [i for i in (text.find("{"), text.find("[")) if i != -1]
-    if not starts:
-        raise ValueError("No JSON blob found after 'Action:'")
-    start = min(starts)
-    end = max(text.rfind("}"), text.rfind("]"))
-    if end <= start:
-        raise ValueError("The JSON blob is not closed")
-    blob = text[start : end + 1].replace('"""', '"')
+def _constrained_to_react(text: str) -> str:
+    """A constrained reply (the JSON blob alone, with a "thought") in ARE's `Thought:`/`Action:` form."""
     try:
-        return json.loads(blob, strict=False)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"The JSON blob is invalid ({exc.msg} at char {exc.pos}): {blob[:300]!r}") from None
+        blob = json.loads(text)
+    except json.JSONDecodeError:
+        return text
+    if not isinstance(blob, dict) or "action" not in blob:
+        return text
+    thought = str(blob.pop("thought", "") or "")
+    return f"Thought: {thought}\nAction:\n{json.dumps(blob)}<end_action>"

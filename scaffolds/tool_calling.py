@@ -73,7 +73,14 @@ class ToolCallingScaffold(Scaffold):
         if not self.parallel and len(calls) > 1:
             for extra in calls[1:]:
                 extra.error = "Only one tool call per step: this call was not executed. Call it again in the next step if needed."
+                extra.logged = False
         return calls, None
+
+    def retry_problem(self, response: ModelResponse) -> str | None:
+        """A reply with no usable call at all is asked again inside the iteration, as ARE asks
+        again for an output with neither `Thought:` nor `Action:` (same budget semantics)."""
+        calls, error = self.parse(response)
+        return error if not calls else None
 
     def record(self, agent: AgentContext, response: ModelResponse, calls: list[ToolCall], outcomes: list[ToolOutcome], format_error: str | None) -> None:
         if format_error:

@@ -39,3 +39,11 @@ def scenario_path():
     from helpers import scenario
 
     return scenario
+
+
+@pytest.fixture(scope="session")
+def env_turn_scenarios(tmp_path_factory):
+    """Scenarios whose later turns start with an ENV event, exported into a temporary folder."""
+    from env_turn_scenarios import write_env_turn_scenarios
+
+    return write_env_turn_scenarios(tmp_path_factory.mktemp("env_turn_scenarios"))

@@ -63,10 +63,26 @@ def test_permanent_failure_ends_the_rollout_not_the_batch(tmp_path, host, judge_
         assert o.result.stop_reason == "model_error" and o.result.reward == 0.0
 
 
-def test_retries_give_up_with_a_clear_error(tmp_path, host, judge_pool, scenario_path):
-    script = write_script(tmp_path, [{"raise": "RateLimitError"}] * 3)
-    agent_result = run_agent_on(scenario_path("starter_search_lookup"), model=f"orchestra/scripted:{script}", host=host, judge_pool=judge_pool)
-    assert agent_result.error and "gave up after" in agent_result.error
+def test_retries_give_up_and_the_loop_goes_on_as_in_are(tmp_path, host, judge_pool, scenario_path):
+    """A call that fails after its retries costs the iteration (ARE logs model exceptions and loops)."""
+    import anyio
+
+    from orchestra.agent import AgentContext, run_agent
+    from orchestra.scaffolds.react import ReactScaffold
+    from orchestra.session import Session
+
+    answer = {"text": 'Thought: answer.\nAction:\n{"action": "AgentUserInterface__send_message_to_user", "action_input": {"content": "hi"}}<end_action>'}
+    script = write_script(tmp_path, [{"raise": "RateLimitError"}] * 3 + [answer])
+    with Session.open(scenario_path("starter_search_lookup"), judge_pool=judge_pool) as s:
+        scaffold = ReactScaffold(s.tools)
+        agent = AgentContext(name="main", session=s, model=ModelConfig(model=f"orchestra/scripted:{script}", max_retries=2, backoff_seconds=0),
+                             scaffold=scaffold, host=host)
+        anyio.run(run_agent, agent)
+        result = s.finish()
+    assert agent.steps == 2 and agent.turns == 1 and result.turns_completed == 1
+    error = scaffold.messages[-3]["content"]  # then the answer and its observation
+    assert error.startswith("[OUTPUT OF STEP 1] ERROR:\n***\nError: RateLimitError\nException: ")
+    assert error.split("***")[1].rstrip().endswith("Category: UnhandledError")
 
 
 def test_missing_usage_is_counted_locally(tmp_path, host, judge_pool, scenario_path):

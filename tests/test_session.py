@@ -104,3 +104,51 @@ def test_duration_shorter_than_the_oracle_is_a_clear_error(scenario_path, judge_
     with pytest.raises(ScenarioError, match=r"starter_time_deadline.json: oracle action\(s\) .* did not happen within"):
         with Session.open(scenario_path("starter_time_deadline"), SessionConfig(duration=100), judge_pool=judge_pool):
             pass
+
+
+def test_a_wait_with_notifications_pending_goes_through_ares_tool(scenario_path, judge_pool):
+    """The event log shows the wait; the clock does not go back; the notifications stay queued."""
+    with Session.open(scenario_path("starter_adaptability_reply"), judge_pool=judge_pool) as s:
+        s.charge_model(prompt_tokens=0, completion_tokens=2000)  # 40 s: the user message (+1 s) is pending
+        before = s.now
+        out = s.execute_tool(WAIT_TOOL, {"timeout": 10})
+        assert out.ok and out.output is None and out.notifications == []
+        assert s.now == before
+        waits = [e for e in s.env.event_log() if e.tool_name == "SystemApp__wait_for_notification"]
+        assert [e.event_time for e in waits] == [before]
+        assert [n.kind for n in s.notifications()] == ["user", "environment"]
+
+
+def test_the_event_log_keeps_return_values_as_they_were(scenario_path, judge_pool):
+    """A later change to the same app object does not rewrite what an earlier call returned."""
+    with Session.open(scenario_path("starter_search_lookup"), judge_pool=judge_pool) as s:
+        me = s.call_tool("Contacts__get_current_user_details", {})
+        old_job = me.output.job
+        edit = s.call_tool("Contacts__edit_contact", {"contact_id": me.output.contact_id, "updates": {"job": "Astronaut"}})
+        assert edit.ok and me.output.job == "Astronaut"  # the very object the first call returned changed
+        result = s.finish()
+    got = next(e for e in result.event_log if e["tool"] == "ContactsApp__get_current_user_details")
+    assert got["return"]["job"] == old_job != "Astronaut"
+
+
+def test_agent_path_leaves_turns_to_the_policy(scenario_path, judge_pool):
+    """`execute_tool` (the agent loop's path) never ends a turn; `call_tool` ends it on an answer,
+    even a failed one (ARE logs the call before it runs)."""
+    with Session.open(scenario_path("starter_search_lookup"), judge_pool=judge_pool) as s:
+        s.execute_tool(SEND_TO_USER_TOOL, {"content": "hi"})
+        assert s.turns_completed == 0
+        bad = s.call_tool(SEND_TO_USER_TOOL, {"message": "wrong argument"})
+        assert not bad.ok and "unknown argument(s) ['message']" in bad.error and bad.exception is not None
+        assert s.turns_completed == 1 and s.done
+
+
+def test_events_due_during_a_model_call_run_at_its_end_as_in_are(scenario_path, judge_pool):
+    """ARE pauses its environment during a model call and resumes it with the offset
+    (`resume_with_offset`): the email due at +31 s keeps its time in the log, but it is processed —
+    and its notification stamped — when the 40 s call ends."""
+    with Session.open(scenario_path("starter_adaptability_reply"), judge_pool=judge_pool) as s:
+        s.charge_model(prompt_tokens=0, completion_tokens=2000)  # 40 s
+        notes = s.notifications()
+        assert [(n.kind, n.timestamp - s.env.start_time) for n in notes] == [("user", 40.0), ("environment", 40.0)]
+        env_events = [e for e in s.env.event_log() if e.event_type.value == "ENV"]
+        assert [e.event_time - s.env.start_time for e in env_events] == [31.0]

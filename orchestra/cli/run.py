@@ -28,7 +28,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p.add_argument("--concurrency", type=int, default=1, help="rollouts in flight at once (useful with remote models)")
     p.add_argument("--constrained", action="store_true", help="constrain replies to the scaffold's action schema (small local models)")
     p.add_argument("--constrained-format", default="llama_cpp.server", choices=("llama_cpp.server", "llama-server", "openai"))
-    p.add_argument("--temperature", type=float, default=0.0)
+    p.add_argument("--temperature", type=float, default=None, help="sent only when given (ARE's agent sends none)")
     p.add_argument("--reward-mode", choices=("binary", "dense"), default="binary")
     p.add_argument("--out", type=Path, help="write each rollout's result (event log, verdict) here")
     p.add_argument("--json", action="store_true", help="one JSON object per rollout")
