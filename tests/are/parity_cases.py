@@ -1,0 +1,89 @@
+"""The parity cases: scenario + policy + budget, shared by the tests and by manual runs (not a test module)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from parity_scenarios import BIG_EMAIL_ID, starter, write_scenario
+
+SEND = "AgentUserInterface__send_message_to_user"
+
+
+def act(tool: str, args: dict[str, Any], thought: str = "Next step.") -> str:
+    """A well-formed ReAct reply, as ARE's prompt asks for it."""
+    return f"Thought: {thought}\nAction:\n{json.dumps({'action': tool, 'action_input': args})}<end_action>"
+
+
+ANSWER_SEARCH = (
+    "Tom Becker's latest invoice is INV-2041 (October bookkeeping): $1,280.00, due by October 31, 2024. "
+    "His phone number is +14155550144."
+)
+
+
+@dataclass
+class Case:
+    name: str
+    scenario: str  # a bundled starter id, or a parity_scenarios id
+    policy: list[str] | str
+    max_iterations: int | None = None
+
+    def path(self, tmp: Path) -> Path:
+        return write_scenario(self.scenario, tmp) if self.scenario.startswith("parity_") else starter(self.scenario)
+
+
+CASES: dict[str, Case] = {
+    c.name: c
+    for c in [
+        Case("env_started_turn", "parity_env_turn2", [
+            act("Emails__send_email", {"recipients": ["elena.rossi@example.com"], "subject": "Design review Friday",
+                                       "content": "Hi Elena, could you do a design review this Friday, October 18, at 11:00? Thanks, Alex"}),
+            act(SEND, {"content": "I emailed Elena to ask about Friday 11:00."}),
+            act("Calendar__add_calendar_event", {"title": "Design review", "start_datetime": "2024-10-18 15:00:00",
+                                                 "end_datetime": "2024-10-18 16:00:00", "attendees": ["Elena Rossi"]}),
+            act(SEND, {"content": "Elena proposed 15:00; the design review is on your calendar."}),
+        ]),
+        Case("notification_during_wait", "starter_adaptability_reply", "oracle"),
+        Case("notifications_between_turns", "parity_between_turns", [
+            act("Contacts__search_contacts", {"query": "Tom Becker"}),
+            act(SEND, {"content": "Tom Becker's phone number is +14155550144."}),
+            act("SystemApp__wait_for_notification", {"timeout": 30}),
+            act("Contacts__search_contacts", {"query": "Priya"}),
+            act(SEND, {"content": "Priya Shah's email is priya.shah@example.com."}),
+        ]),
+        Case("failed_send_message_to_user", "starter_search_lookup", [
+            act(SEND, {"message": ANSWER_SEARCH}, "Answer (with a wrong argument name)."),
+            act(SEND, {"content": ANSWER_SEARCH}, "Answer again."),
+        ]),
+        Case("small_max_iterations", "starter_search_lookup", [act("Emails__list_emails", {"folder_name": "INBOX"})] * 6,
+             max_iterations=2),
+        Case("true_and_escaped_quotes", "starter_search_lookup", [
+            'Thought: Answer, quoting the invoice number.\nAction:\n{"action": "AgentUserInterface__send_message_to_user", '
+            '"action_input": {"content": "Invoice \\"INV-2041\\": $1,280.00, due October 31, 2024; Tom\'s phone is '
+            '+14155550144. Paid: False. Reminder set: True"}}<end_action>',
+        ]),
+        Case("unparseable_outputs", "starter_search_lookup", [
+            "I am not sure what to do here.",
+            '{"action": "Emails__list_emails", "action_input": {}}',
+            'Thought: list the inbox\nAction:\n{"action": "Emails__list_emails", "action_input": {"folder_name": "INBOX"',
+            act("Emails__list_emails", {"folder_name": "INBOX"}),
+            act(SEND, {"content": ANSWER_SEARCH}),
+        ]),
+        Case("large_tool_output", "parity_big_output", [
+            act("Emails__get_email_by_id", {"email_id": BIG_EMAIL_ID}),
+            act(SEND, {"content": "It states a total revenue of $9.4M."}),
+        ]),
+        Case("two_user_messages_together", "parity_two_user_messages", [
+            act("Contacts__search_contacts", {"query": "Tom Becker"}),
+            act("Contacts__search_contacts", {"query": "Marcus Lee"}),
+            act(SEND, {"content": "Tom Becker: +14155550144. Marcus Lee is a Software Engineer."}),
+        ]),
+        Case("capability_execution", "starter_execution_calendar", "oracle"),
+        Case("capability_search", "starter_search_lookup", "oracle"),
+        Case("capability_adaptability", "starter_adaptability_reply", "oracle"),
+        Case("capability_time", "starter_time_deadline", "oracle"),
+        Case("capability_ambiguity", "starter_ambiguity_clarify", "oracle"),
+    ]
+}
