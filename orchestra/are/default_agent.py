@@ -43,7 +43,9 @@ What differs from `are-benchmark run`, and why — only the clock and who ticks 
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import sys
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
@@ -373,18 +375,20 @@ def run_are_default_agent(
     runner = ScenarioRunner(agent_builder=_agent_builder(driver, max_iterations))
     error = None
     try:
-        result = runner._run_with_agent(
-            scenario.scenario_id,
-            scenario,
-            env,
-            "default",
-            channel.model,
-            PROVIDER,
-            None,
-            None,
-            "fixed",
-            False,  # use_custom_logger=False: ARE's agent logs through `logging`, not to stdout
-        )
+        # ARE's termination step print()s to stdout; keep stdout for the caller's output (--json).
+        with contextlib.redirect_stdout(sys.stderr):
+            result = runner._run_with_agent(
+                scenario.scenario_id,
+                scenario,
+                env,
+                "default",
+                channel.model,
+                PROVIDER,
+                None,
+                None,
+                "fixed",
+                False,  # use_custom_logger=False: ARE's agent logs through `logging`, not to stdout
+            )
         success = bool(result.success)
         rationale = None if success else _rationale(result)
     except Exception as exc:  # ScenarioRunner._run turns these into a failed verdict
