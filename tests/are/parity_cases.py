@@ -80,6 +80,11 @@ CASES: dict[str, Case] = {
             act("Contacts__search_contacts", {"query": "Marcus Lee"}),
             act(SEND, {"content": "Tom Becker: +14155550144. Marcus Lee is a Software Engineer."}),
         ]),
+        Case("user_message_mid_run", "parity_midrun_user_message", [
+            act("Contacts__search_contacts", {"query": "Tom Becker"}),
+            act("Contacts__search_contacts", {"query": "Becker"}),
+            act(SEND, {"content": "Tom Becker: +14155550144, tom.becker@example.com."}),
+        ]),
         Case("capability_execution", "starter_execution_calendar", "oracle"),
         Case("capability_search", "starter_search_lookup", "oracle"),
         Case("capability_adaptability", "starter_adaptability_reply", "oracle"),

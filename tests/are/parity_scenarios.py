@@ -103,6 +103,22 @@ def _classes() -> dict[str, Any]:
                 )
             self.events = [first, second, done]
 
+    class MidRunUserMessage(S):
+        """A second user message 2 s after the first: it arrives while the agent is working."""
+
+        scenario_id: str = "parity_midrun_user_message"
+        config_name: str = "search"
+        tags: tuple = (CapabilityTag.Universe, CapabilityTag.Search)
+
+        def build_events_flow(self) -> None:
+            with EventRegisterer.capture_mode():
+                first = self.user_message("user_task", "What is Tom Becker's phone number?")
+                second = self.user_message("user_task_b", "Oh, and his email address too, please.", first, delay=2)
+                done = self.reply_to_user(
+                    "oracle_reply", "Tom Becker: +14155550144, tom.becker@example.com.", second
+                )
+            self.events = [first, second, done]
+
     class BigOutput(S):
         """An email of 22,000 characters: its observation is over orchestra's former 20,000 cut."""
 
@@ -127,7 +143,7 @@ def _classes() -> dict[str, Any]:
                 done = self.reply_to_user("oracle_reply", "It states a total revenue of $9.4M.", task)
             self.events = [task, done]
 
-    return {c.scenario_id: c for c in (EnvTurn2, BetweenTurns, TwoUserMessages, BigOutput)}
+    return {c.scenario_id: c for c in (EnvTurn2, BetweenTurns, TwoUserMessages, MidRunUserMessage, BigOutput)}
 
 
 def write_scenario(scenario_id: str, out_dir: Path) -> Path:
