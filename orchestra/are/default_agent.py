@@ -184,7 +184,7 @@ class _Driver:
 
     def finish_loop(self) -> None:
         """What `Environment._event_loop` does once its loop ends (are/simulation/environment.py:376-412)."""
-        from are.simulation.exceptions import ValidationException
+        from are.simulation.types import ValidationException
         from are.simulation.notification_system import Message, MessageType
         from are.simulation.types import EnvironmentState
 

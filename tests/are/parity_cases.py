@@ -17,6 +17,8 @@ def act(tool: str, args: dict[str, Any], thought: str = "Next step.") -> str:
     return f"Thought: {thought}\nAction:\n{json.dumps({'action': tool, 'action_input': args})}<end_action>"
 
 
+#: The id ARE's Emails app gives Elena's reply in starter_adaptability_reply (apps seeded with sha256 on both sides).
+ELENA_REPLY_ID = "698d66c81533c6da51560df46f7f68c1"
 ANSWER_SEARCH = (
     "Tom Becker's latest invoice is INV-2041 (October bookkeeping): $1,280.00, due by October 31, 2024. "
     "His phone number is +14155550144."
@@ -84,6 +86,20 @@ CASES: dict[str, Case] = {
             act("Contacts__search_contacts", {"query": "Tom Becker"}),
             act("Contacts__search_contacts", {"query": "Becker"}),
             act(SEND, {"content": "Tom Becker: +14155550144, tom.becker@example.com."}),
+        ]),
+        Case("failed_wait_for_notification", "starter_adaptability_reply", [
+            act("Emails__send_email", {"recipients": ["elena.rossi@example.com"], "subject": "Design review Friday",
+                                       "content": "Hi Elena, could you do a design review this Friday, October 18, at 11:00? Thanks, Alex"}),
+            act("SystemApp__wait_for_notification", {"timeout": "until Elena answers"}, "Wait (with a bad timeout)."),
+            act("Emails__reply_to_email", {"email_id": ELENA_REPLY_ID,
+                                           "content": "Hi Elena, Friday at 15:00 works for me. See you then! Alex"}),
+            act("Calendar__add_calendar_event", {"title": "Design review", "start_datetime": "2024-10-18 15:00:00",
+                                                 "end_datetime": "2024-10-18 16:00:00", "attendees": ["Elena Rossi"]}),
+            act(SEND, {"content": "Elena proposed 15:00: I confirmed and added the design review to your calendar."}),
+        ]),
+        Case("turn_rejected_by_judge", "starter_multiturn_followup", [
+            act(SEND, {"content": "Added the lunch."}, "Answer without doing the work."),
+            act(SEND, {"content": "Moved it."}),
         ]),
         Case("capability_execution", "starter_execution_calendar", "oracle"),
         Case("capability_search", "starter_search_lookup", "oracle"),
