@@ -121,6 +121,7 @@ def _step_clock_class() -> type:
             self._now = float(start_time)
             self.start_time = float(start_time)
             self.real_start_time = float(start_time)
+            self.backwards_jumps = 0
 
         def time(self) -> float:
             return self._now
@@ -146,6 +147,8 @@ def _step_clock_class() -> type:
             self._now = float(self.start_time or 0.0) + offset
 
         def add_offset(self, offset: float) -> None:
+            if offset < 0:
+                self.backwards_jumps += 1
             self._now += offset
 
         def set(self, t: float) -> None:
@@ -401,8 +404,11 @@ def run_are_default_agent(
             env.stop()
     records = canonical_events(env.event_log.list_view(), float(env.start_time))
     notes = []
-    if getattr(env.time_manager, "_now", 0) < float(env.start_time):
-        notes.append("ARE's clock ended before the start time")
+    if env.time_manager.backwards_jumps:
+        notes.append(
+            f"ARE's clock was moved backwards {env.time_manager.backwards_jumps} time(s) by wait_for_next_notification "
+            "(a notification was already pending when the agent waited)"
+        )
     return AgentTrace(
         side="ARE",
         scenario_id=str(scenario.scenario_id),

@@ -1,8 +1,8 @@
 """`orchestra parity-agent`: ARE's own default agent vs an orchestra scaffold, same scripted policy.
 
 For each scenario, ARE's real default agent (`ScenarioRunner` + `ARESimulationAgent` + ARE's
-`LiteLLMEngine`, in ARE's environment on a simulated clock) and orchestra's scaffold (the normal
-`run` path) are driven by the same policy; the command prints, per scenario, whether verdicts,
+`LiteLLMEngine`, in ARE's environment on a simulated clock) and orchestra's `react` scaffold (the
+normal `run` path) are driven by the same policy; the command prints, per scenario, whether verdicts,
 agent tool calls (with arguments) and every prompt the model received are identical, and the first
 difference of each kind as a unified diff.
 
@@ -40,7 +40,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p.add_argument("sources", nargs="+", metavar="SOURCE", help=SOURCE_HELP)
     p.add_argument("--policy", required=True, metavar="POLICY", help="policy file (.json/.jsonl/.yaml/.py) or 'oracle'")
     p.add_argument("--max-iterations", type=_positive, help="iteration budget of both agents (ARE's default: 80)")
-    p.add_argument("--scaffold", default="react", help="orchestra scaffold to compare (default: react, ARE's format)")
     p.add_argument("--json", action="store_true", help="one JSON object per scenario")
     p.add_argument("--out", type=Path, help="write each scenario's report and both sides' prompts and event logs here")
     add_filter_options(p)
@@ -58,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
         raise OrchestraError(f"no scenario found in {', '.join(args.sources)} (after filters)")
     differing = 0
     for file in files:
-        report = run_parity(file, policy, max_iterations=args.max_iterations, scaffold=args.scaffold)
+        report = run_parity(file, policy, max_iterations=args.max_iterations)
         differing += not report.identical
         if args.out:
             write_report(args.out, report)

@@ -132,3 +132,33 @@ def test_harness_reports_a_broken_orchestra_prompt(tmp_path: Path, judge_pool: o
     # The note makes request 1 one message longer than ARE's; without it the counts agree.
     assert broken.prompts[0] == "request 1: ARE sent 2 messages, orchestra 3", broken.render()
     assert not clean.prompts or clean.prompts[0] == "request 1: ARE sent 2 messages, orchestra 2", clean.render()
+
+
+_DUMP_ARE_RUN = """
+import json, sys
+from orchestra.are.default_agent import run_are_default_agent
+from orchestra.are.policy import as_factory
+path, policy = sys.argv[1], json.loads(sys.argv[2])
+trace = run_are_default_agent(open(path).read(), path, as_factory(policy))
+print(json.dumps({"requests": [r.messages for r in trace.requests], "events": trace.event_log, "success": trace.success}))
+"""
+
+
+@pytest.mark.slow
+def test_are_side_is_identical_across_processes_and_hash_seeds(tmp_path: Path) -> None:
+    """App ids, prompts and event logs must not depend on the process (ARE seeds apps with hash())."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    path = CASES["env_started_turn"].path(tmp_path)
+    policy = json.dumps(CASES["env_started_turn"].policy)
+    outs = []
+    for seed in ("1", "2"):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        proc = subprocess.run([sys.executable, "-c", _DUMP_ARE_RUN, str(path), policy], capture_output=True, text=True, env=env, timeout=600)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        outs.append(json.loads(proc.stdout.strip().splitlines()[-1]))
+    assert outs[0]["success"] is True
+    assert outs[0] == outs[1]
