@@ -160,6 +160,8 @@ class ParityReport:
             f"   orchestra: {'PASS' if o.success else 'FAIL'}  {len(o.requests)} model requests, {len(o.tool_calls)} agent tool calls, sim {o.sim_seconds:.1f}s"
             + (f", error: {o.error}" if o.error else ""),
         ]
+        for t in (a, o):
+            out.extend(f"   note ({t.side}): {n}" for n in t.notes)
         for title, lines in (("verdict", self.verdict), ("tool calls (ARE vs orchestra)", self.tool_calls),
                              ("first differing prompt", self.prompts), ("request parameters", self.requests)):
             if lines:

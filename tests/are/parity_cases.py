@@ -101,6 +101,11 @@ CASES: dict[str, Case] = {
             act(SEND, {"content": "Added the lunch."}, "Answer without doing the work."),
             act(SEND, {"content": "Moved it."}),
         ]),
+        Case("wait_with_notification_pending", "parity_pending_notification", [
+            act("Contacts__search_contacts", {"query": "Tom Becker"}),
+            act("SystemApp__wait_for_notification", {"timeout": 10}),
+            act(SEND, {"content": "Tom Becker: +14155550144. Priya has emailed you."}),
+        ]),
         Case("capability_execution", "starter_execution_calendar", "oracle"),
         Case("capability_search", "starter_search_lookup", "oracle"),
         Case("capability_adaptability", "starter_adaptability_reply", "oracle"),

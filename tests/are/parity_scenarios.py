@@ -119,6 +119,22 @@ def _classes() -> dict[str, Any]:
                 )
             self.events = [first, second, done]
 
+    class PendingNotification(S):
+        """An email lands 1.5 s after the task, i.e. during the agent's second model call."""
+
+        scenario_id: str = "parity_pending_notification"
+        config_name: str = "search"
+        tags: tuple = (CapabilityTag.Universe, CapabilityTag.Search)
+
+        def build_events_flow(self) -> None:
+            with EventRegisterer.capture_mode():
+                task = self.user_message("user_task", "What is Tom Becker's phone number? Tell me once Priya has emailed me.")
+                mail = self.emails.create_and_add_email(
+                    sender=st.email_of("priya"), recipients=[st.USER_EMAIL], subject="Hi", content="Hello Alex! Priya",
+                ).with_id("env_priya_hi").depends_on(task, delay_seconds=1.5)
+                done = self.reply_to_user("oracle_reply", "Tom Becker: +14155550144. Priya has emailed you.", mail, delay=2)
+            self.events = [task, mail, done]
+
     class BigOutput(S):
         """An email of 22,000 characters: its observation is over orchestra's former 20,000 cut."""
 
@@ -143,7 +159,7 @@ def _classes() -> dict[str, Any]:
                 done = self.reply_to_user("oracle_reply", "It states a total revenue of $9.4M.", task)
             self.events = [task, done]
 
-    return {c.scenario_id: c for c in (EnvTurn2, BetweenTurns, TwoUserMessages, MidRunUserMessage, BigOutput)}
+    return {c.scenario_id: c for c in (EnvTurn2, BetweenTurns, TwoUserMessages, MidRunUserMessage, PendingNotification, BigOutput)}
 
 
 def write_scenario(scenario_id: str, out_dir: Path) -> Path:
