@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,11 +27,42 @@ ANSWER_SEARCH = (
 )
 
 
+def last_id(messages: list[dict[str, Any]]) -> str:
+    """The last 32-hex app id in the last observation (how a real agent reads an id it got back)."""
+    found = re.findall(r"\b[0-9a-f]{32}\b", str(messages[-1]["content"]))
+    assert found, f"no id in the last message: {messages[-1]['content'][:200]!r}"
+    return found[-1]
+
+
+def id_after(messages: list[dict[str, Any]], tool: str) -> str:
+    """The id in the observation that followed the last call of `tool`."""
+    for i in range(len(messages) - 1, -1, -1):
+        if messages[i]["role"] == "assistant" and f'"{tool}"' in str(messages[i]["content"]):
+            return last_id(messages[: i + 2])
+    raise AssertionError(f"no {tool} call in the conversation")
+
+
+class Steps:
+    """A list policy whose entries may also be functions of the messages (to read ids from observations)."""
+
+    def __init__(self, steps: list[str | Callable[[list[dict[str, Any]]], str]]) -> None:
+        self.steps = steps
+
+    def __call__(self) -> Callable[[list[dict[str, Any]]], str]:
+        it = iter(self.steps)
+
+        def policy(messages: list[dict[str, Any]]) -> str:
+            step = next(it)
+            return step if isinstance(step, str) else step(messages)
+
+        return policy
+
+
 @dataclass
 class Case:
     name: str
     scenario: str  # a bundled starter id, or a parity_scenarios id
-    policy: list[str] | str
+    policy: list[str] | str | Steps
     max_iterations: int | None = None
 
     def path(self, tmp: Path) -> Path:
@@ -47,6 +80,16 @@ CASES: dict[str, Case] = {
                                                  "end_datetime": "2024-10-18 16:00:00", "attendees": ["Elena Rossi"]}),
             act(SEND, {"content": "Elena proposed 15:00; the design review is on your calendar."}),
         ]),
+        Case("env_started_turns_3_two_apps", "parity_env_turns3", Steps([
+            act("Messages__send_message", {"user_id": "+14155550155", "content": "Hi Sofia! Free for lunch this Saturday at 12:30?"}),
+            act(SEND, {"content": "I texted Sofia about Saturday lunch."}),
+            act("Calendar__add_calendar_event", {"title": "Lunch with Sofia", "start_datetime": "2024-10-19 13:00:00",
+                                                 "end_datetime": "2024-10-19 14:00:00", "attendees": ["Sofia Alvarez"]}),
+            act(SEND, {"content": "Sofia can do 13:00; lunch is on your calendar."}),
+            act("Emails__list_emails", {"folder_name": "INBOX", "limit": 1}),
+            lambda messages: act("Calendar__delete_calendar_event", {"event_id": id_after(messages, "Calendar__add_calendar_event")}),
+            act(SEND, {"content": "Sofia cancelled; I removed the lunch."}),
+        ])),
         Case("notification_during_wait", "starter_adaptability_reply", "oracle"),
         Case("notifications_between_turns", "parity_between_turns", [
             act("Contacts__search_contacts", {"query": "Tom Becker"}),

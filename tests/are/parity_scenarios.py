@@ -68,6 +68,43 @@ def _classes() -> dict[str, Any]:
                 done = self.reply_to_user("oracle_reply_2", "Elena proposed 15:00; the design review is on your calendar.", add)
             self.events = [task, ask, told, answer, add, done]
 
+    class EnvTurns3(S):
+        """Three turns on two apps: turns 2 and 3 each start with an ENV event (a text, then an email)."""
+
+        scenario_id: str = "parity_env_turns3"
+        config_name: str = "adaptability"
+        tags: tuple = (CapabilityTag.Universe, CapabilityTag.Adaptability)
+
+        def build_events_flow(self) -> None:
+            sofia = st.phone_of("sofia")
+            with EventRegisterer.capture_mode():
+                task = self.user_message(
+                    "user_task",
+                    "Text Sofia Alvarez on Messages to ask if she is free for lunch this Saturday at 12:30, and tell me "
+                    "once it's sent. Then handle her answers: put the lunch on my calendar (one hour, 'Lunch with Sofia') "
+                    "at the time she can make, and keep it up to date if she changes plans. Tell me each time.",
+                )
+                ask = self.messages.send_message(
+                    user_id=sofia, content="Hi Sofia! Free for lunch this Saturday at 12:30?"
+                ).oracle().with_id("oracle_text_sofia").depends_on(task, delay_seconds=1)
+                told1 = self.reply_to_user("oracle_reply_1", "I texted Sofia about Saturday lunch.", ask)
+                answer = self.messages.create_and_add_message(
+                    conversation_id=st.hid("conv/sofia"), sender_id=sofia, content="12:30 is too early for me, 13:00?"
+                ).with_id("env_sofia_text").depends_on(told1, delay_seconds=4)
+                add = self.calendar.add_calendar_event(
+                    title="Lunch with Sofia", start_datetime="2024-10-19 13:00:00", end_datetime="2024-10-19 14:00:00",
+                    attendees=[st.full_name("sofia")],
+                ).oracle().with_id("oracle_add_lunch").depends_on(answer, delay_seconds=2)
+                told2 = self.reply_to_user("oracle_reply_2", "Sofia can do 13:00; lunch is on your calendar.", add)
+                cancel = self.emails.create_and_add_email(
+                    sender=st.email_of("sofia"), recipients=[st.USER_EMAIL], subject="Saturday",
+                    content="So sorry Alex, I have to cancel Saturday lunch. Sofia",
+                ).with_id("env_sofia_cancel").depends_on(told2, delay_seconds=6)
+                delete = self.calendar.delete_calendar_event(event_id="{{oracle_add_lunch}}").oracle().with_id(
+                    "oracle_delete_lunch").depends_on(cancel, delay_seconds=2)
+                told3 = self.reply_to_user("oracle_reply_3", "Sofia cancelled; I removed the lunch.", delete)
+            self.events = [task, ask, told1, answer, add, told2, cancel, delete, told3]
+
     class BetweenTurns(S):
         """An email arrives 3 s after the turn-1 answer; the user writes again at +10 s."""
 
@@ -159,7 +196,7 @@ def _classes() -> dict[str, Any]:
                 done = self.reply_to_user("oracle_reply", "It states a total revenue of $9.4M.", task)
             self.events = [task, done]
 
-    return {c.scenario_id: c for c in (EnvTurn2, BetweenTurns, TwoUserMessages, MidRunUserMessage, PendingNotification, BigOutput)}
+    return {c.scenario_id: c for c in (EnvTurn2, EnvTurns3, BetweenTurns, TwoUserMessages, MidRunUserMessage, PendingNotification, BigOutput)}
 
 
 def write_scenario(scenario_id: str, out_dir: Path) -> Path:
