@@ -87,6 +87,10 @@ def render_call(call: AgentToolCall, window: WallClockWindow | None = None) -> s
     return window.normalise(text) if window is not None else text
 
 
+def _first_line(text: str) -> str:
+    return text.strip().splitlines()[0] if text.strip() else text
+
+
 def _diff(a: list[str], b: list[str], a_name: str, b_name: str) -> list[str]:
     lines = list(difflib.unified_diff(a, b, fromfile=a_name, tofile=b_name, lineterm="", n=3))
     if len(lines) > MAX_DIFF_LINES:
@@ -156,12 +160,12 @@ class ParityReport:
         out = [
             f"== {self.scenario_id} ({self.source}): {self.summary()}",
             f"   ARE:       {'PASS' if a.success else 'FAIL'}  {len(a.requests)} model requests, {len(a.tool_calls)} agent tool calls, sim {a.sim_seconds:.1f}s"
-            + (f", error: {a.error}" if a.error else ""),
+            + (f", error: {_first_line(a.error)}" if a.error else ""),
             f"   orchestra: {'PASS' if o.success else 'FAIL'}  {len(o.requests)} model requests, {len(o.tool_calls)} agent tool calls, sim {o.sim_seconds:.1f}s"
-            + (f", error: {o.error}" if o.error else ""),
+            + (f", error: {_first_line(o.error)}" if o.error else ""),
         ]
         for t in (a, o):
-            out.extend(f"   note ({t.side}): {n}" for n in t.notes)
+            out.extend(f"   note ({t.side}): {_first_line(n)}" for n in t.notes)
         for title, lines in (("verdict", self.verdict), ("tool calls (ARE vs orchestra)", self.tool_calls),
                              ("first differing prompt", self.prompts), ("request parameters", self.requests)):
             if lines:

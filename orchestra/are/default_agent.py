@@ -90,6 +90,15 @@ class AgentTrace:
     event_log: list[dict[str, Any]] = field(default_factory=list)
 
 
+def policy_notes(requests: list[ModelRequestRecord]) -> list[str]:
+    """Say where the policy itself failed (ran out of replies, raised): such runs compare nothing useful after it."""
+    failed = [(i, r.error) for i, r in enumerate(requests) if r.error]
+    if not failed:
+        return []
+    i, error = failed[0]
+    return [f"the policy failed on request {i + 1} ({len(failed)} failed request(s) in all): {error}"]
+
+
 def agent_tool_calls(records: list[dict[str, Any]]) -> list[AgentToolCall]:
     """The AGENT events of a canonical event log (`orchestra.event_log.canonical_events`)."""
     return [
@@ -403,7 +412,7 @@ def run_are_default_agent(
         if not driver.loop_finished:
             env.stop()
     records = canonical_events(env.event_log.list_view(), float(env.start_time))
-    notes = []
+    notes = policy_notes(channel.requests)
     if env.time_manager.backwards_jumps:
         notes.append(
             f"ARE's clock was moved backwards {env.time_manager.backwards_jumps} time(s) by wait_for_next_notification "

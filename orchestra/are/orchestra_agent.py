@@ -14,7 +14,7 @@ from typing import Any
 
 import anyio
 
-from orchestra.are.default_agent import SECONDS_PER_MODEL_CALL, AgentTrace, agent_tool_calls
+from orchestra.are.default_agent import SECONDS_PER_MODEL_CALL, AgentTrace, agent_tool_calls, policy_notes
 from orchestra.are.policy import PROVIDER, PolicyFactory, close_channel, open_channel, provider_handler
 from orchestra.clock import ClockConfig
 from orchestra.hookspecs import hookimpl
@@ -72,6 +72,6 @@ def run_orchestra_agent(
         rationale=result.rationale,
         error=result.error,
         sim_seconds=result.sim_seconds,
-        notes=[f"stop_reason: {result.stop_reason}"],
+        notes=[*policy_notes(channel.requests), f"stop_reason: {result.stop_reason}"],
         event_log=result.event_log,
     )

@@ -18,10 +18,14 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from orchestra.cli._output import emit_json
 from orchestra.cli._sources import SOURCE_HELP, add_filter_options, filter_kwargs
 from orchestra.errors import OrchestraError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from orchestra.are.agent_parity import ParityReport
 
 
 def _positive(text: str) -> int:
@@ -70,10 +74,7 @@ def run(args: argparse.Namespace) -> int:
     return 1 if differing else 0
 
 
-def write_report(out: Path, report: object) -> None:
-    from orchestra.are.agent_parity import ParityReport
-
-    assert isinstance(report, ParityReport)
+def write_report(out: Path, report: ParityReport) -> None:
     out.mkdir(parents=True, exist_ok=True)
     stem = report.scenario_id
     (out / f"{stem}.parity.txt").write_text(report.render() + "\n", encoding="utf-8")

@@ -2,8 +2,8 @@
 
 Each case runs both agents (`orchestra.are.agent_parity.run_parity`) and requires byte-identical
 behaviour: same verdict, same agent tool calls and arguments, same prompts, same request
-parameters. A failing case prints the first difference (see /work/coord/parity-findings.md for
-the differences known when the harness was written).
+parameters. A failing case prints the first difference of each kind (first differing prompt:
+message, line, both texts, then a unified diff).
 
 The harness is itself tested: the comparator must catch a difference planted in one prompt, an
 orchestra-side change in what the model sees must be reported, and ARE's side must be
