@@ -196,9 +196,8 @@ class _Driver:
 
     def finish_loop(self) -> None:
         """What `Environment._event_loop` does once its loop ends (are/simulation/environment.py:376-412)."""
-        from are.simulation.types import ValidationException
         from are.simulation.notification_system import Message, MessageType
-        from are.simulation.types import EnvironmentState
+        from are.simulation.types import EnvironmentState, ValidationException
 
         if self.loop_finished:
             return
@@ -210,7 +209,6 @@ class _Driver:
                 env.state = EnvironmentState.STOPPED
         except ValidationException:
             env.state = EnvironmentState.FAILED
-        env.stop_event.set()
         env.notification_system.message_queue.put(
             Message(
                 message_type=MessageType.ENVIRONMENT_STOP,
@@ -218,6 +216,8 @@ class _Driver:
                 timestamp=datetime.fromtimestamp(env.time_manager.time(), tz=timezone.utc),
             )
         )
+        env.pause_event.clear()
+        env.stop_event.clear()
 
     def housekeeping(self) -> None:
         """The loop's exit conditions: duration exceeded, or the environment was stopped."""

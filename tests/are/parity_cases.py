@@ -149,6 +149,10 @@ CASES: dict[str, Case] = {
             act("SystemApp__wait_for_notification", {"timeout": 10}),
             act(SEND, {"content": "Tom Becker: +14155550144. Priya has emailed you."}),
         ]),
+        Case("wait_past_the_duration", "starter_search_lookup", [
+            act("SystemApp__wait_for_notification", {"timeout": 5000}, "Wait longer than the scenario lasts."),
+            act(SEND, {"content": ANSWER_SEARCH}),
+        ]),
         Case("capability_execution", "starter_execution_calendar", "oracle"),
         Case("capability_search", "starter_search_lookup", "oracle"),
         Case("capability_adaptability", "starter_adaptability_reply", "oracle"),
