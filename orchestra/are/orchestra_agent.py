@@ -1,0 +1,77 @@
+"""The same policy through orchestra's normal `run` path, recorded like ARE's agent run.
+
+The policy is an ordinary model to orchestra: a plugin registers the `orchestra-parity` litellm
+provider through the host's `register_models` hook, and the scaffold's requests go through
+`orchestra.models.complete` as any API call would. The clock is set so that time passes as in the
+ARE run: one simulated second per model call (ARE's `fixed` generation time), nothing per tool
+call (ARE's agent charges none).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import anyio
+
+from orchestra.are.default_agent import SECONDS_PER_MODEL_CALL, AgentTrace, agent_tool_calls, policy_notes
+from orchestra.are.policy import PROVIDER, PolicyFactory, close_channel, open_channel, provider_handler
+from orchestra.clock import ClockConfig
+from orchestra.hookspecs import hookimpl
+from orchestra.scenario_files import ScenarioFile
+from orchestra.session import SessionConfig
+
+
+class ParityModelPlugin:
+    """Registers the policy provider with the host, like any model plugin."""
+
+    @hookimpl
+    def register_models(self, register: Callable[[str, Any], None]) -> None:
+        register(PROVIDER, provider_handler())
+
+
+def parity_session_config(verbosity: str = "medium") -> SessionConfig:
+    """A clock that charges `SECONDS_PER_MODEL_CALL` per model call (the policy reports one
+    completion token per reply) and nothing per tool call, as ARE's agent in `fixed` mode."""
+    clock = ClockConfig(decode_rate_tps=1.0, tool_call_seconds=0.0, time_scale=SECONDS_PER_MODEL_CALL)
+    return SessionConfig(clock=clock, notification_verbosity=verbosity)  # type: ignore[arg-type]
+
+
+def run_orchestra_agent(
+    file: ScenarioFile,
+    policy: PolicyFactory,
+    *,
+    scaffold: str = "react",
+    max_steps: int = 80,
+    plugins: Iterable[object] = (),
+    judge_pool: Any = None,
+    verbosity: str = "medium",
+) -> AgentTrace:
+    """Run orchestra's `scaffold` with `policy` as the model via `orchestra.run.run_rollout`."""
+    from orchestra.host import Host
+    from orchestra.models import ModelConfig
+    from orchestra.run import AgentConfig, run_rollout
+
+    host = Host.create([ParityModelPlugin(), *plugins])
+    channel = open_channel(policy, "orchestra")
+    agent = AgentConfig(scaffold=scaffold, model=ModelConfig(model=f"{PROVIDER}/{channel.model}", backoff_seconds=0.0, max_retries=0), max_steps=max_steps)
+
+    async def go() -> Any:
+        return await run_rollout(file, agent, host=host, session_config=parity_session_config(verbosity), judge_pool=judge_pool)
+
+    try:
+        result = anyio.run(go)
+    finally:
+        close_channel(channel)
+    return AgentTrace(
+        side="orchestra",
+        scenario_id=result.scenario_id,
+        requests=channel.requests,
+        tool_calls=agent_tool_calls(result.event_log),
+        success=result.success,
+        rationale=result.rationale,
+        error=result.error,
+        sim_seconds=result.sim_seconds,
+        notes=[*policy_notes(channel.requests), f"stop_reason: {result.stop_reason}"],
+        event_log=result.event_log,
+    )
