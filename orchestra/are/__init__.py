@@ -1,0 +1,1 @@
+"""orchestra's doors to ARE beyond `orchestra.are_adapter`: each module here imports ARE lazily."""
