@@ -164,6 +164,8 @@ class Gazetteer:
 
     names: set[str] = field(default_factory=set)
     max_words: int = 1
+    #: Full names of the universe's people other than the user, as written (plausible wrong names).
+    people: list[str] = field(default_factory=list)
 
     @classmethod
     def of(cls, names: Iterable[str]) -> Gazetteer:
@@ -606,6 +608,8 @@ def universe_names(app_states: Iterable[Mapping[str, Any]], extra_texts: Iterabl
             first, last = node.get("first_name"), node.get("last_name")
             if isinstance(first, str) and isinstance(last, str):
                 g.add(f"{first} {last}")
+                if not node.get("is_user") and first and last:
+                    g.people.append(f"{first} {last}")
             for k, v in node.items():
                 if isinstance(v, str) and k in wanted and len(v) <= 80:
                     g.add(v)
@@ -617,6 +621,7 @@ def universe_names(app_states: Iterable[Mapping[str, Any]], extra_texts: Iterabl
 
     for state in app_states:
         walk(state)
+    g.people = sorted(set(g.people))
     for text in extra_texts:
         for m in _QUOTED.finditer(text or ""):
             inner = m.group(1).strip()
