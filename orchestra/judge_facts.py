@@ -26,6 +26,7 @@ wrong ones.
 
 from __future__ import annotations
 
+import datetime as _dt
 import re
 import unicodedata
 from collections.abc import Iterable, Mapping
@@ -85,6 +86,10 @@ _AMOUNT_POST = re.compile(rf"(?<![\w.,])({_NUM})\s?{_CURRENCY_POST}(?![a-z])", r
 _UNIT_QTY = re.compile(rf"\b(\d+(?:\.\d+)?)\s?({_UNITS})\b", re.I)
 _CODE = re.compile(r"\b(?=[A-Za-z0-9-]*\d)(?=[A-Za-z0-9-]*[A-Za-z])[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*\b")
 _NUMBER = re.compile(rf"(?<![\w.])({_NUM})(?![\w]|\.\d)")
+_SIZES = {"xxs": "xxs", "xs": "xs", "s": "s", "m": "m", "l": "l", "xl": "xl", "xxl": "xxl", "small": "s", "medium": "m",
+          "large": "l", "extra large": "xl", "extra-large": "xl"}
+_SIZE = re.compile(r"\b(?:size|wears|wear)\s+(?:an?\s+|in\s+)?(XXS|XS|S|M|L|XL|XXL|xxs|xs|s|m|l|xl|xxl|small|medium|large|extra[- ]large)\b", re.I)
+_STOPWORDS = {"of", "the", "a", "an", "your", "my", "in", "at", "on", "and", "x", "for", "to", "with", "is", "are", "was", "were"}
 _QUOTED = re.compile(r"(?:(?<=^)|(?<=[\s(:]))['\"‘“]([^'\"‘’“”\n]{2,60}?)['\"’”](?=$|[\s.,;:!?)])")
 
 
@@ -96,6 +101,9 @@ class Fact:
     text: str
     key: Any
     span: tuple[int, int] = (0, 0)
+    #: For small numbers (< 100): the words that follow ("2 bedrooms" -> {"bedroom"}), since a
+    #: count is only the same fact when it counts the same thing ("which one" is not "1 bedroom").
+    context: frozenset[str] = frozenset()
 
     def describe(self) -> str:
         return f"{self.kind} {self.text!r}"
@@ -166,6 +174,8 @@ class Gazetteer:
     max_words: int = 1
     #: Full names of the universe's people other than the user, as written (plausible wrong names).
     people: list[str] = field(default_factory=list)
+    #: The scenario's year (weekdays of dates written without one).
+    year: int | None = None
 
     @classmethod
     def of(cls, names: Iterable[str]) -> Gazetteer:
@@ -284,9 +294,29 @@ def _extract(text: str, gazetteer: Gazetteer | None) -> list[Fact]:
             continue  # "sat", "sun", "wed" as words
         add("weekday", m, WEEKDAYS[word.lower().rstrip(".")])
     for m in _NUMBER.finditer(text):
-        add("number", m, _decimal(m.group(1)), 1)
+        value = _decimal(m.group(1))
+        if value is None or not spans.free(*m.span(1)):
+            continue
+        spans.take(*m.span(1))
+        facts.append(Fact("number", m.group(1), value, m.span(1), _following_words(text, m.end(1)) if value < 100 else frozenset()))
+    for m in _SIZE.finditer(text):
+        if m.group(1).isupper():
+            add("id", m, ("size", _SIZES[m.group(1).lower()]), 1)
     facts.sort(key=lambda f: (f.span, f.kind, str(f.key)))
     return facts
+
+
+def _stem(word: str) -> str:
+    word = word.lower()
+    for suffix in ("ies", "es", "s"):
+        if word.endswith(suffix) and len(word) > len(suffix) + 2:
+            return word[: -len(suffix)] + ("y" if suffix == "ies" else "")
+    return word
+
+
+def _following_words(text: str, end: int, n: int = 3) -> frozenset[str]:
+    words = re.findall(r"[A-Za-z]+", text[end : end + 60])
+    return frozenset(_stem(w) for w in words[:n] if w.lower() not in _STOPWORDS)
 
 
 def _dedupe(facts: list[Fact]) -> list[Fact]:
@@ -350,6 +380,9 @@ class TextFacts:
     times: set[int]
     ids: set[Any]
     lowered: str
+    counts: list[tuple[Decimal, frozenset[str]]] = field(default_factory=list)
+    standalone_weekdays: set[int] = field(default_factory=set)
+    standalone_months: set[int] = field(default_factory=set)
 
 
 def read_text(text: str) -> TextFacts:
@@ -386,15 +419,29 @@ def read_text(text: str) -> TextFacts:
             if 1 <= mo <= 12 and 1 <= d <= 31:
                 dates.add((mo, d, year))
                 months.add(mo)
+    date_spans: list[tuple[int, int]] = []
     for rx, mon_g, day_g in ((_DATE_MD, 2, 3), (_DATE_DM, 3, 2)):
         for m in rx.finditer(low):
             month = MONTHS.get(m.group(mon_g).lower().rstrip("."))
             if month:
                 dates.add((month, int(m.group(day_g)), int(m.group(4)) if m.group(4) else None))
+                date_spans.append(m.span())
+
+    def in_date(span: tuple[int, int]) -> bool:
+        return any(a <= span[0] and span[1] <= b for a, b in date_spans)
+
+    standalone_months: set[int] = set()
+    standalone_weekdays: set[int] = set()
     for m in _MONTH_YEAR.finditer(low):
-        months.add(MONTHS[m.group(1).lower().rstrip(".")])
+        month = MONTHS[m.group(1).lower().rstrip(".")]
+        months.add(month)
+        if not in_date(m.span(1)):
+            standalone_months.add(month)
     for m in _WEEKDAY.finditer(low):
-        weekdays.add(WEEKDAYS[m.group(1).lower().rstrip(".")])
+        day = WEEKDAYS[m.group(1).lower().rstrip(".")]
+        weekdays.add(day)
+        if not in_date(m.span(1)):
+            standalone_weekdays.add(day)
     for m in _TIME_RANGE_MER.finditer(low):
         times.update(_time_minutes(m.group(1), m.group(2), m.group(5)))
         times.update(_time_minutes(m.group(3), m.group(4), m.group(5)))
@@ -417,19 +464,41 @@ def read_text(text: str) -> TextFacts:
         ids.add(f"{_decimal(m.group(1))}{m.group(2).lower()}")
     for m in _CODE.finditer(low):
         ids.add(_id_key(m.group(0)).replace("-", ""))
+    for m in _SIZE.finditer(low):
+        ids.add(("size", _SIZES[m.group(1).lower()]))
+    counts: list[tuple[Decimal, frozenset[str]]] = []
     for m in re.finditer(rf"(?<![\w.])({_NUM})(?!\.\d)", masked):
         value = _decimal(m.group(1))
         if value is not None:
             numbers.add(value)
+            counts.append((value, _following_words(masked, m.end(1))))
     lowered = f" {low.lower()} "
-    for word, value in NUMBER_WORDS.items():
-        if re.search(rf"(?<![a-z]){word}(?![a-z])", lowered):
-            numbers.add(Decimal(value))
     for m in re.finditer(r"(?<![a-z])(twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)[- ](one|two|three|four|five|six|seven|eight|nine)(?![a-z])", lowered):
-        numbers.add(Decimal(NUMBER_WORDS[m.group(1)] + NUMBER_WORDS[m.group(2)]))
+        value = Decimal(NUMBER_WORDS[m.group(1)] + NUMBER_WORDS[m.group(2)])
+        numbers.add(value)
+        counts.append((value, _following_words(lowered, m.end())))
+    for word, n in NUMBER_WORDS.items():
+        for m in re.finditer(rf"(?<![a-z-]){word}(?![a-z])", lowered):
+            numbers.add(Decimal(n))
+            counts.append((Decimal(n), _following_words(lowered, m.end())))
     for d in dates:
         months.add(d[0])
-    return TextFacts(normalize_text(low), numbers, dates, months, weekdays, times, ids, low.lower())
+    names_text = _EMAIL.sub(" ", _URL.sub(" ", low))  # "carter.dowd@..." does not name Carter Dowd
+    return TextFacts(normalize_text(names_text), numbers, dates, months, weekdays, times, ids, low.lower(), counts,
+                     standalone_weekdays, standalone_months)
+
+
+def _name_pattern(norm: str) -> str:
+    *head, last = norm.split()
+    forms = {last, last + "s", last + "es"}
+    if last.endswith("f"):
+        forms.add(last[:-1] + "ves")
+    if last.endswith("fe"):
+        forms.add(last[:-2] + "ves")
+    if last.endswith("y"):
+        forms.add(last[:-1] + "ies")
+    tail = "(?:" + "|".join(re.escape(f) for f in sorted(forms)) + ")"
+    return " " + "".join(re.escape(w) + " " for w in head) + tail + " "
 
 
 def _id_pattern(text: str) -> str:
@@ -442,6 +511,8 @@ def _id_pattern(text: str) -> str:
 def covers(said: TextFacts, fact: Fact) -> bool:
     """Does the agent's text (parsed) express this oracle fact?"""
     k = fact.key
+    if fact.kind == "number" and fact.context:
+        return any(v == k and (ctx & fact.context) for v, ctx in said.counts)
     if fact.kind in ("amount", "number"):
         return k in said.numbers
     if fact.kind == "date":
@@ -449,8 +520,8 @@ def covers(said: TextFacts, fact: Fact) -> bool:
         return any(m == month and d == day and (year is None or y is None or y == year) for m, d, y in said.dates)
     if fact.kind == "month":
         return k in said.months
-    if fact.kind == "weekday":
-        return k in said.weekdays
+    if fact.kind == "weekday":  # "Thursday works": said as a day, not only inside a date
+        return k in said.standalone_weekdays
     if fact.kind == "time":
         return k in said.times
     if fact.kind == "id":
@@ -459,8 +530,8 @@ def covers(said: TextFacts, fact: Fact) -> bool:
         if isinstance(k, tuple) or "@" in fact.text or "://" in fact.text:
             return False  # phones, e-mail addresses and URLs: exact (normalized) only
         return re.search(_id_pattern(fact.text), said.lowered) is not None
-    if fact.kind == "name":
-        return f" {k} " in said.norm
+    if fact.kind == "name":  # plural allowed: "two Stewart Merino Wool Scarves"
+        return re.search(_name_pattern(k), said.norm) is not None
     return False
 
 
@@ -482,8 +553,13 @@ class FactCheck:
         }
 
 
-def check_text(oracle_text: Any, agent_text: Any, gazetteer: Gazetteer | None = None) -> FactCheck:
-    """Accept `agent_text` iff it carries every fact of `oracle_text` (see module docstring)."""
+def check_text(oracle_text: Any, agent_text: Any, gazetteer: Gazetteer | None = None, context: str = "") -> FactCheck:
+    """Accept `agent_text` iff it carries every fact of `oracle_text` and contradicts none.
+
+    A contradiction is a person of the universe named in full, or a month, that neither the
+    oracle's text nor `context` (the user's task) mentions: "the email went to Amy Davey" when
+    the oracle's went to Rodney, "November bookkeeping" for "October bookkeeping".
+    """
     oracle = "" if oracle_text is None else str(oracle_text)
     agent = "" if agent_text is None else str(agent_text)
     required = extract_facts(oracle, gazetteer)
@@ -491,9 +567,51 @@ def check_text(oracle_text: Any, agent_text: Any, gazetteer: Gazetteer | None = 
         return FactCheck(True, [], [], "the oracle's text carries no checkable fact (amount, date, time, id, name): not checked")
     said = read_text(agent)
     missing = [f for f in required if not covers(said, f)]
+    conflicts = _conflicts(said, oracle, context, required, gazetteer)
+    problems = []
     if missing:
-        return FactCheck(False, required, missing, "missing or wrong: " + ", ".join(f.describe() for f in missing))
+        problems.append("missing or wrong: " + ", ".join(f.describe() for f in missing))
+    if conflicts:
+        problems.append("not in the oracle's text: " + ", ".join(conflicts))
+    if problems:
+        return FactCheck(False, required, missing, "; ".join(problems))
     return FactCheck(True, required, [], f"all {len(required)} fact(s) present")
+
+
+def _conflicts(said: TextFacts, oracle: str, context: str, required: list[Fact], gazetteer: Gazetteer | None) -> list[str]:
+    out: list[str] = []
+    allowed = normalize_text(_EMAIL.sub(" ", oracle + "\n" + context))
+    if gazetteer is not None:
+        for person in gazetteer.people:
+            norm = normalize_text(person)
+            if norm in said.norm and norm not in allowed:
+                out.append(f"person {person!r}")
+    ctx = read_text(context) if context else None
+    oracle_said = read_text(oracle)
+    known_months = oracle_said.months | (ctx.months if ctx else set())
+    if known_months:
+        for month in sorted(said.months - known_months):
+            out.append(f"month {MONTH_NAMES[month]!r}")
+        standalone_ok = oracle_said.standalone_months | (ctx.months if ctx else set())
+        for month in sorted((said.standalone_months & known_months) - standalone_ok):
+            out.append(f"month {MONTH_NAMES[month]!r} (the oracle's text has it only in a date)")
+    known_dates = {(m, d) for m, d, _ in oracle_said.dates} | ({(m, d) for m, d, _ in ctx.dates} if ctx else set())
+    if known_dates:
+        for m, d in sorted({(m, d) for m, d, _ in said.dates} - known_dates):
+            if not any((m2, d2) == (m, d) for m2, d2, _ in oracle_said.dates):
+                out.append(f"date {MONTH_NAMES[m]} {d}")
+    year = gazetteer.year if gazetteer is not None else None
+    known_days = oracle_said.weekdays | (ctx.weekdays if ctx else set())
+    for m, d, y in oracle_said.dates:
+        if (y or year) is not None:
+            try:
+                known_days.add(_dt.date(int(y or year), m, d).weekday())
+            except ValueError:
+                pass
+    if known_days:
+        for day in sorted(said.weekdays - known_days):
+            out.append(f"weekday {WEEKDAY_NAMES[day]!r}")
+    return out
 
 
 # ------------------------------------------------------------------------------------------------
@@ -660,4 +778,8 @@ def scenario_gazetteer(raw: Mapping[str, Any]) -> Gazetteer:
                         pass
                 elif isinstance(value, dict | list):
                     states.append(value)
-    return universe_names(states, user_tasks(raw))
+    g = universe_names(states, user_tasks(raw))
+    start = (raw.get("metadata") or {}).get("definition", {}).get("start_time")
+    if isinstance(start, int | float):
+        g.year = _dt.datetime.fromtimestamp(float(start), tz=_dt.timezone.utc).year
+    return g

@@ -188,6 +188,10 @@ class JudgeEngine:
         from orchestra.models import import_litellm
 
         litellm = import_litellm()
+        if self.model.startswith("orchestra-judge/"):
+            from orchestra import judge_script
+
+            judge_script.register()
         response = litellm.completion(model=self.model, messages=messages, api_base=self.endpoint, api_key=self.api_key)
         text = response.choices[0].message.content
         if text is None:

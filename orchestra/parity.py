@@ -106,6 +106,10 @@ def _are_benchmark_llm_preprocess(scenario: Any, judge: JudgeConfig, max_scenari
 
     import_litellm()
     assert judge.model is not None
+    if judge.model.startswith("orchestra-judge/"):
+        from orchestra import judge_script
+
+        judge_script.register()
     kwargs: dict[str, Any] = {}
     if max_scenario_duration is not None:
         kwargs = {"max_scenario_duration": max_scenario_duration, "max_time_scenario_duration": max_scenario_duration}

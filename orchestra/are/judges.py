@@ -76,8 +76,6 @@ class StrictToolJudge:
         self.state = state
 
     def __call__(self, agent_event: Any, oracle_event: Any, **kwargs: Any) -> bool | None:
-        from are.simulation.validation.utils.misc import normalize_arg
-
         verdict = self.inner(agent_event, oracle_event, **kwargs)
         if not verdict:
             return verdict
@@ -87,14 +85,31 @@ class StrictToolJudge:
         selected = [a for a in self.free_text_args if bool(oracle_args.get(a))]
         ok = True
         for arg in selected:
-            oracle_value, agent_value = oracle_args.get(arg), agent_args.get(arg)
-            if normalize_arg(agent_value) == normalize_arg(oracle_value):  # ARE's own shortcut
-                record = {"ok": True, "required": [], "missing": [], "note": "equal to the oracle's text (ARE's normalized equality)"}
-            else:
-                record = check_text(_as_text(oracle_value), _as_text(agent_value), self.state.gazetteer).as_dict()
+            record = strict_text_verdict(oracle_args.get(arg), agent_args.get(arg), self.state.gazetteer, "\n".join(kwargs.get("tasks") or []))
             self.state.record(oracle_event, agent_event, arg, record)
             ok = ok and bool(record["ok"])
         return ok
+
+
+def strict_text_verdict(oracle_value: Any, agent_value: Any, gazetteer: Gazetteer | None, context: str = "") -> dict[str, Any]:
+    """The strict check of one free-text argument: ARE's normalized-equality shortcut, then facts."""
+    import_are()
+    from are.simulation.validation.utils.misc import normalize_arg
+
+    if normalize_arg(agent_value) == normalize_arg(oracle_value):  # what ARE's soft judge does first
+        return {"ok": True, "required": [], "missing": [], "note": "equal to the oracle's text (ARE's normalized equality)"}
+    return check_text(_as_text(oracle_value), _as_text(agent_value), gazetteer, context).as_dict()
+
+
+def free_text_registry() -> dict[str, list[str]]:
+    """Judged tool name (`<AppClass>__<method>`) -> its free-text (`llm_checker`) arguments in ARE's registry."""
+    import_are()
+    from are.simulation.validation.constants import TOOL_ARG_CHECKER_TYPE_REGISTRY
+
+    class _Config:
+        per_tool_arg_to_checker_type = TOOL_ARG_CHECKER_TYPE_REGISTRY
+
+    return _free_text_args(_Config())
 
 
 def _as_text(value: Any) -> str:
@@ -140,7 +155,12 @@ def _scenario_gazetteer(scenario: Any, tasks: list[str]) -> Gazetteer:
             action = getattr(event, "action", None)
             args = getattr(action, "args", None) or {}
             states.append({k: v for k, v in args.items() if k != "self" and isinstance(v, str | dict | list)})
-    return universe_names(states, tasks)
+    g = universe_names(states, tasks)
+    if scenario.start_time is not None:
+        import datetime as dt
+
+        g.year = dt.datetime.fromtimestamp(float(scenario.start_time), tz=dt.timezone.utc).year
+    return g
 
 
 def _strict_judge_class() -> type:
