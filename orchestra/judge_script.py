@@ -9,8 +9,11 @@ orchestra's `llm` judge with ARE's `are-benchmark` judge on identical judge-mode
 The file (JSON or YAML) is `{"rules": [{"contains": TEXT or [TEXT, ...], "reply": TEXT}, ...],
 "default": TEXT}`. A call is answered by the first rule whose texts all occur in the last user
 message of the prompt (ARE's checker prompts put the agent's and the oracle's texts there), else by
-`default`; with no default, an unmatched prompt is an error naming the file. Usage is synthetic:
-one token per four characters.
+`default`; with no default, an unmatched prompt is an error naming the file. With
+`"pick": "earliest"`, the matching rule whose (first) text occurs earliest in the prompt wins
+instead of the first in list order — ARE's checker prompts show the agent's text before the
+oracle's, so rules keyed on agent texts then never fire on the oracle's text. Usage is
+synthetic: one token per four characters.
 """
 
 from __future__ import annotations
@@ -57,10 +60,18 @@ def reply_for(script: dict[str, Any], messages: list[dict[str, Any]], source: st
     """The scripted reply to a prompt (see module docstring)."""
     users = [m for m in messages if m.get("role") == "user"]
     prompt = str(users[-1].get("content", "")) if users else ""
-    for rule in script.get("rules", []):
+    best: tuple[int, int] | None = None
+    choice = ""
+    for i, rule in enumerate(script.get("rules", [])):
         needles = rule["contains"] if isinstance(rule["contains"], list) else [rule["contains"]]
         if all(str(n) in prompt for n in needles):
-            return str(rule["reply"])
+            if script.get("pick") != "earliest":
+                return str(rule["reply"])
+            rank = (prompt.index(str(needles[0])), -len(str(needles[0])))
+            if best is None or rank < best:
+                best, choice = rank, str(rule["reply"])
+    if best is not None:
+        return choice
     if "default" in script:
         return str(script["default"])
     raise JudgeScriptError(f"judge script {source}: no rule matches the prompt and there is no 'default' (prompt starts {prompt[:120]!r})")

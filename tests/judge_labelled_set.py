@@ -32,6 +32,8 @@ from orchestra.judge_facts import Gazetteer, _extract, mutate, scenario_gazettee
 from orchestra.scenario_files import resolve
 
 LABELS_FILE = Path(__file__).resolve().parent / "data" / "judge_labels.yaml"
+#: Written after the strict checker was finished and never used to tune it (reported apart).
+HELDOUT_FILE = Path(__file__).resolve().parent / "data" / "judge_labels_heldout.yaml"
 ANSWER_TOOL = "AgentUserInterface__send_message_to_user"
 UNHELPFUL = "I have no idea, sorry."
 CORRECT_KINDS = ("paraphrase", "politeness")
@@ -59,7 +61,7 @@ class LabelItem:
     text: str
     label: str  # "correct" | "wrong"
     kind: str
-    source: str  # "generated" | "hand"
+    source: str  # "generated" | "hand" | "heldout"
 
 
 def _typed(arg: dict[str, Any]) -> Any:
@@ -159,7 +161,7 @@ def generated_items(targets: list[FreeText]) -> list[LabelItem]:
     return items
 
 
-def hand_items(targets: list[FreeText], path: Path = LABELS_FILE) -> list[LabelItem]:
+def hand_items(targets: list[FreeText], path: Path = LABELS_FILE, source: str = "hand") -> list[LabelItem]:
     entries = yaml.safe_load(path.read_text()) or []
     index = {(t.scenario_id, t.event_id, t.arg): t for t in targets}
     items = []
@@ -168,14 +170,14 @@ def hand_items(targets: list[FreeText], path: Path = LABELS_FILE) -> list[LabelI
         if key not in index:
             raise ValueError(f"{path}: entry {i} names {key}, which is no free-text argument of a bundled scenario")
         t = index[key]
-        items += [LabelItem(t, text, "correct", "paraphrase", "hand") for text in entry.get("correct") or []]
-        items += [LabelItem(t, text, "wrong", "hand_wrong", "hand") for text in entry.get("wrong") or []]
+        items += [LabelItem(t, text, "correct", "paraphrase", source) for text in entry.get("correct") or []]
+        items += [LabelItem(t, text, "wrong", "hand_wrong", source) for text in entry.get("wrong") or []]
     return items
 
 
 def labelled_set(sources: Iterable[str] = ("bundled",)) -> tuple[list[FreeText], list[LabelItem]]:
     targets = free_texts(sources)
-    return targets, hand_items(targets) + generated_items(targets)
+    return targets, hand_items(targets) + hand_items(targets, HELDOUT_FILE, "heldout") + generated_items(targets)
 
 
 @dataclass
@@ -214,15 +216,16 @@ def judge_items(judge: Any, items: list[LabelItem]) -> list[bool]:
 def judge_script_for(items: list[LabelItem]) -> dict[str, Any]:
     """A scripted judge model that replies with each item's label (a perfect judge model).
 
-    Rules are keyed on the agent's text (longest first); every other prompt (ARE's subtask
-    extractor, tone and signature checkers) gets the accepting default.
+    Rules are keyed on the agent's text; the rule matched earliest in the prompt wins (ARE's
+    prompts show the agent's text before the oracle's), longest first on ties; every other prompt
+    (ARE's subtask extractor, tone and signature checkers) gets the accepting default.
     """
     yes, no = "[[True]] [[Success]]", "[[False]] [[Failure]]"
     texts: dict[str, str] = {}
     for item in items:
         texts[item.text] = yes if item.label == "correct" else no
     rules = [{"contains": text, "reply": reply} for text, reply in sorted(texts.items(), key=lambda kv: -len(kv[0]))]
-    return {"rules": rules, "default": "<subtask>Answer the user's request.</subtask> " + yes}
+    return {"rules": rules, "pick": "earliest", "default": "<subtask>Answer the user's request.</subtask> " + yes}
 
 
 @dataclass

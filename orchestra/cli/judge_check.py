@@ -80,8 +80,8 @@ def run(args: argparse.Namespace) -> int:
         if o.native is not None and o.result is not None and o.native.success != o.result.success:
             problems.append(f"{label}: orchestra says {o.result.success}, ARE's harness says {o.native.success}")
     if not args.json:
-        print(f"judge: {config.judge.label}")
         print_table(rows, args.parity)
+        print(f"judge: {config.judge.label}")
     for p in problems:
         print(f"PROBLEM {p}", file=sys.stderr)
     return 1 if problems else 0
