@@ -51,6 +51,7 @@ class JudgeConfig(BaseModel):
     model: str | None = Field(None, description="litellm model string of the LLM judge (mode llm), e.g. openai/gpt-4o-mini")
     endpoint: str | None = Field(None, description="api_base of an OpenAI-compatible server for the judge model")
     api_key: str | None = Field(None, repr=False, exclude=True, description="the judge model's API key (never recorded)")
+    max_tokens: int | None = Field(None, gt=0, description="cap on each judge reply (default: none, as ARE's engine)")
     cache_dir: Path | None = Field(None, description=f"judge-call cache folder (default: ${CACHE_ENV} or ~/.cache/orchestra/judge-calls)")
     use_cache: bool = True
 
@@ -58,7 +59,7 @@ class JudgeConfig(BaseModel):
     def _check(self) -> JudgeConfig:
         if self.mode == "llm" and not self.model:
             raise ValueError("judge mode 'llm' needs a judge model (--judge-model, a litellm model string)")
-        if self.mode != "llm" and (self.model or self.endpoint):
+        if self.mode != "llm" and (self.model or self.endpoint or self.max_tokens):
             raise ValueError(f"--judge-model / --judge-endpoint only apply to --judge llm (the judge is {self.mode!r})")
         return self
 
@@ -73,7 +74,7 @@ class JudgeConfig(BaseModel):
         return self.cache_dir or default_cache_dir()
 
     def pool_key(self) -> tuple[Any, ...]:
-        return (self.mode, self.model, self.endpoint, self.api_key, str(self.resolved_cache_dir()))
+        return (self.mode, self.model, self.endpoint, self.api_key, self.max_tokens, str(self.resolved_cache_dir()))
 
 
 class JudgeUsage(BaseModel):
@@ -100,7 +101,8 @@ class JudgeUsage(BaseModel):
 class JudgeCallCache:
     """Judge-model replies on disk, one JSON file per (model, prompt).
 
-    The key is a sha256 of the model string, the messages and the stop sequences — not the
+    The key is a sha256 of the model string, the messages, the stop sequences (and a reply cap,
+    when one is set) — not the
     endpoint or the key: the same model behind another URL is the same judge. Writes are atomic
     (temp file + rename), so concurrent rollouts may share a folder.
     """
@@ -109,8 +111,11 @@ class JudgeCallCache:
         self.folder = Path(folder)
 
     @staticmethod
-    def key(model: str, messages: list[dict[str, Any]], stop: list[str] | None = None) -> str:
-        payload = json.dumps({"model": model, "messages": messages, "stop": list(stop or [])}, sort_keys=True, ensure_ascii=False, default=str)
+    def key(model: str, messages: list[dict[str, Any]], stop: list[str] | None = None, max_tokens: int | None = None) -> str:
+        request: dict[str, Any] = {"model": model, "messages": messages, "stop": list(stop or [])}
+        if max_tokens is not None:
+            request["max_tokens"] = max_tokens
+        payload = json.dumps(request, sort_keys=True, ensure_ascii=False, default=str)
         return hashlib.sha256(payload.encode()).hexdigest()
 
     def _path(self, key: str) -> Path:
@@ -147,8 +152,11 @@ class JudgeEngine:
     difference); nothing here knows about the simulated clock.
     """
 
-    def __init__(self, model: str, *, endpoint: str | None = None, api_key: str | None = None, cache_dir: Path | None = None) -> None:
+    def __init__(
+        self, model: str, *, endpoint: str | None = None, api_key: str | None = None, cache_dir: Path | None = None, max_tokens: int | None = None
+    ) -> None:
         self.model = model
+        self.max_tokens = max_tokens
         self.endpoint = endpoint
         self.api_key = api_key
         self.cache = JudgeCallCache(cache_dir) if cache_dir is not None else None
@@ -165,7 +173,7 @@ class JudgeEngine:
             for m in messages
         ]
         stops = list(stop_sequences or [])
-        key = JudgeCallCache.key(self.model, converted, stops) if self.cache else None
+        key = JudgeCallCache.key(self.model, converted, stops, self.max_tokens) if self.cache else None
         entry = self.cache.get(key) if self.cache and key else None
         if entry is not None:
             with self._lock:
@@ -192,7 +200,8 @@ class JudgeEngine:
             from orchestra import judge_script
 
             judge_script.register()
-        response = litellm.completion(model=self.model, messages=messages, api_base=self.endpoint, api_key=self.api_key)
+        extra: dict[str, Any] = {"max_tokens": self.max_tokens} if self.max_tokens is not None else {}
+        response = litellm.completion(model=self.model, messages=messages, api_base=self.endpoint, api_key=self.api_key, **extra)
         text = response.choices[0].message.content
         if text is None:
             raise ValueError(f"judge model {self.model} returned no text")

@@ -216,14 +216,14 @@ def judge_items(judge: Any, items: list[LabelItem]) -> list[bool]:
 def judge_script_for(items: list[LabelItem]) -> dict[str, Any]:
     """A scripted judge model that replies with each item's label (a perfect judge model).
 
-    Rules are keyed on the agent's text; the rule matched earliest in the prompt wins (ARE's
+    Rules are keyed on the agent's argument line ("content: <text>"); the rule matched earliest in the prompt wins (ARE's
     prompts show the agent's text before the oracle's), longest first on ties; every other prompt
     (ARE's subtask extractor, tone and signature checkers) gets the accepting default.
     """
     yes, no = "[[True]] [[Success]]", "[[False]] [[Failure]]"
     texts: dict[str, str] = {}
-    for item in items:
-        texts[item.text] = yes if item.label == "correct" else no
+    for item in items:  # ARE shows a call's arguments as "<arg>: <value>" lines
+        texts[f"{item.target.arg}: {item.text}"] = yes if item.label == "correct" else no
     rules = [{"contains": text, "reply": reply} for text, reply in sorted(texts.items(), key=lambda kv: -len(kv[0]))]
     return {"rules": rules, "pick": "earliest", "default": "<subtask>Answer the user's request.</subtask> " + yes}
 

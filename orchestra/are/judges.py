@@ -209,7 +209,9 @@ def build_judge(config: JudgeConfig) -> Any:
         _INFO[judge] = JudgeInfo(config=config, strict=state)
         return judge
     assert config.model is not None
-    engine = JudgeEngine(config.model, endpoint=config.endpoint, api_key=config.api_key, cache_dir=config.resolved_cache_dir())
+    engine = JudgeEngine(
+        config.model, endpoint=config.endpoint, api_key=config.api_key, cache_dir=config.resolved_cache_dir(), max_tokens=config.max_tokens
+    )
     judge = JudgeFactory()(GraphPerEventJudgeConfig(engine=engine))  # as are-benchmark run builds it
     _INFO[judge] = JudgeInfo(config=config, engine=engine)
     return judge

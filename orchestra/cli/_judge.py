@@ -19,6 +19,7 @@ def add_judge_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--judge-model", help="litellm model string of the LLM judge (--judge llm), e.g. openai/gpt-4o-mini")
     g.add_argument("--judge-endpoint", help="api_base of an OpenAI-compatible server for the judge model")
     g.add_argument("--judge-api-key", help="the judge model's API key (default: the provider's environment variable)")
+    g.add_argument("--judge-max-tokens", type=int, help="cap each judge reply (default: no cap, as ARE's judge engine)")
     g.add_argument("--judge-cache", type=Path, metavar="DIR", help=f"judge-call cache folder (default: ${CACHE_ENV} or ~/.cache/orchestra/judge-calls)")
     g.add_argument("--no-judge-cache", action="store_true", help="always ask the judge model (no cache reads or writes)")
 
@@ -30,6 +31,7 @@ def judge_config(args: argparse.Namespace) -> JudgeConfig:
             model=args.judge_model,
             endpoint=args.judge_endpoint,
             api_key=args.judge_api_key,
+            max_tokens=args.judge_max_tokens,
             cache_dir=args.judge_cache,
             use_cache=not args.no_judge_cache,
         )
