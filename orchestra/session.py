@@ -27,6 +27,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from orchestra import are_adapter
+from orchestra.are import judges as are_judges
 from orchestra.are_adapter import DrivenEnvironment, JudgePool, Notification, PreparedScenario, ToolSpec
 from orchestra.clock import ClockConfig
 from orchestra.errors import SessionError
@@ -119,9 +120,7 @@ class Session:
         self.completion_tokens = 0
         self.turns_completed = 0
         self._result: RolloutResult | None = None
-        from orchestra.are import judges
-
-        self._judge_usage_before = judges.usage_snapshot(prepared.judge)
+        self._judge_usage_before = are_judges.usage_snapshot(prepared.judge)
         self.env.start()
 
     # ------------------------------------------------------------------ construction
@@ -137,11 +136,9 @@ class Session:
         """Load, preprocess (oracle run, judge, turns) and start a scenario; release the judge after."""
         config = config or SessionConfig()
         file = scenario if isinstance(scenario, ScenarioFile) else ScenarioFile(scenario)
-        from orchestra.are import judges
-
-        pool = judge_pool or judges.judge_pool_for(config.judge)
-        if judges.pool_mode(pool) != config.judge.mode:
-            raise SessionError(f"the judge pool holds {judges.pool_mode(pool)} judges but the session asks for {config.judge.mode!r}")
+        pool = judge_pool or are_judges.judge_pool_for(config.judge)
+        if are_judges.pool_mode(pool) != config.judge.mode:
+            raise SessionError(f"the judge pool holds {are_judges.pool_mode(pool)} judges but the session asks for {config.judge.mode!r}")
         with pool.acquire() as judge:
             # Loading and preprocessing mint ids too (ARE's uuid4 defaults): same file, same ids.
             with are_adapter.uuid_scope(are_adapter.stable_rng("uuid", "load", hashlib.sha256(file.text.encode()).hexdigest())):
@@ -306,14 +303,12 @@ class Session:
         """Judge the rollout (the configured judge) and return the result. Idempotent."""
         if self._result is not None:
             return self._result
-        from orchestra.are import judges
-
         sc = self.scenario
         with self.env.scope():
             validation = sc.validate(self.env.env)
         success = bool(validation.success)
         rationale = None if success else _clean_rationale(validation)
-        verdict = judges.verdict_details(self.prepared.judge, self._judge_usage_before, success)
+        verdict = are_judges.verdict_details(self.prepared.judge, self._judge_usage_before, success)
         if verdict.note:
             rationale = verdict.note if rationale is None else f"{rationale}\n{verdict.note}"
         turns = [TurnVerdict(**v) for v in self.prepared.turn_verdicts]

@@ -4,7 +4,8 @@ Built from data, so a new scenario is covered by appending to `tests/data/judge_
 
 * **generated** from each bundled scenario's own oracle texts, for every free-text argument ARE's
   judge would send to an LLM (ARE's registry) whose oracle text carries a checkable fact:
-  - `politeness` (correct): the oracle's text wrapped in a greeting and an offer of more help;
+  - `politeness` (correct, message bodies only): the oracle's text wrapped in a greeting and an
+    offer of more help;
   - `wrong_value` (wrong): one fact (every occurrence) changed to a plausible wrong value;
   - `missing_fact` (wrong): one fact (every occurrence) deleted;
   - `other_question` (wrong, answers only): another scenario's answer;
@@ -138,7 +139,8 @@ def generated_items(targets: list[FreeText]) -> list[LabelItem]:
         facts = _extract(t.oracle_text, t.gazetteer)
         if not facts:
             continue
-        items.append(LabelItem(t, f"Hi! {t.oracle_text} Let me know if there is anything else I can do.", "correct", "politeness", "generated"))
+        if t.arg == "content":  # a message; a greeting around a title or an address is no longer correct
+            items.append(LabelItem(t, f"Hi! {t.oracle_text} Let me know if there is anything else I can do.", "correct", "politeness", "generated"))
         by_key: dict[tuple[str, str], list[Any]] = {}
         for f in facts:
             by_key.setdefault((f.kind, repr(f.key)), []).append(f)
