@@ -52,7 +52,7 @@ def replay_file(
             plan = build_plan(session)
             if perturbation is not None:
                 try:
-                    plan = perturb(plan, perturbation, JudgeRules.from_judge(session.prepared.judge))
+                    plan = perturb(plan, perturbation, JudgeRules.from_judge(session.prepared.judge, session.scenario))
                 except NotApplicable as exc:
                     outcome.not_applicable = str(exc)
                     return outcome
@@ -61,7 +61,7 @@ def replay_file(
             outcome.result = session.finish()
             trace = export_trace(session, file.text) if native_parity else None
         if trace is not None:
-            outcome.native = are_native_verdict(trace)
+            outcome.native = are_native_verdict(trace, judge=config.judge if config is not None else None)
     except OrchestraError as exc:
         outcome.error = str(exc)
     except Exception as exc:  # keep the batch going; the message names the scenario

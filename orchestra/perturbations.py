@@ -12,6 +12,11 @@ not check, or `late` when no oracle action has a timing window.
 | `missing`  | one write (other than the answer to the user) is dropped  | tool-count check          |
 | `extra`    | one write (other than the answer to the user) is repeated | tool-count check          |
 | `swap`     | a write and the write that depends on it change order     | causality                 |
+| `wrong_answer` | an answer to the user gets plausible wrong facts      | free-text check (`strict`, `llm` judges only) |
+
+`wrong_answer` is `n/a` under the `scripted` judge: ARE's scripted judge skips every free-text
+argument, so a wrong answer passes it by design (that is what the other modes are for). Under
+`strict` it applies where an answer carries a checkable fact; under `llm` to every answer.
 """
 
 from __future__ import annotations
@@ -20,10 +25,13 @@ import datetime as _dt
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
+from orchestra.judge_facts import Gazetteer, wrong_version
 from orchestra.oracle import OracleAction, OraclePlan
 
-PerturbationKind = Literal["wrong_arg", "late", "missing", "extra", "swap"]
-KINDS: tuple[PerturbationKind, ...] = ("wrong_arg", "late", "missing", "extra", "swap")
+PerturbationKind = Literal["wrong_arg", "late", "missing", "extra", "swap", "wrong_answer"]
+KINDS: tuple[PerturbationKind, ...] = ("wrong_arg", "late", "missing", "extra", "swap", "wrong_answer")
+#: The answer `wrong_answer` gives under the llm judge when the oracle's answer has no fact to change.
+UNHELPFUL_ANSWER = "Sorry, I could not find that information."
 #: Seconds past ARE's post-event tolerance (25 s) a `late` action is moved to.
 LATE_MARGIN_SECONDS = 30.0
 
@@ -38,10 +46,14 @@ class JudgeRules:
 
     hard_args: dict[str, dict[str, str]]  # tool class name -> {arg: checker type} for hard checks
     post_tolerance: float
+    judge_mode: str = "scripted"  # does the judge check free text? (see `wrong_answer`)
+    gazetteer: Gazetteer | None = None  # the scenario's universe names (facts of answers)
 
     @classmethod
-    def from_judge(cls, judge: Any) -> JudgeRules:
+    def from_judge(cls, judge: Any, scenario: Any = None) -> JudgeRules:
         import ast
+
+        from orchestra.are import judges
 
         from are.simulation.validation.constants import CheckerType
 
@@ -52,7 +64,9 @@ class JudgeRules:
             tool: {arg: str(getattr(ct, "value", ct)) for arg, ct in args.items() if str(getattr(ct, "value", ct)) in hard}
             for tool, args in judge.config.per_tool_arg_to_checker_type.items()
         }
-        return cls(hard_args=table, post_tolerance=float(judge.config.post_event_tolerance_seconds))
+        mode = judges.info(judge).config.mode
+        gazetteer = judges.judge_gazetteer(judge, scenario) if mode != "scripted" and scenario is not None else None
+        return cls(hard_args=table, post_tolerance=float(judge.config.post_event_tolerance_seconds), judge_mode=mode, gazetteer=gazetteer)
 
 
 def _is_placeholder(value: Any) -> bool:
@@ -75,6 +89,8 @@ def perturb(plan: OraclePlan, kind: PerturbationKind, rules: JudgeRules) -> Orac
         return _extra(plan)
     if kind == "swap":
         return _swap(plan)
+    if kind == "wrong_answer":
+        return _wrong_answer(plan, rules)
     raise ValueError(f"unknown perturbation {kind!r}; choose from {', '.join(KINDS)}")
 
 
@@ -183,3 +199,29 @@ def _swap(plan: OraclePlan) -> OraclePlan:
                     actions.append(a)
             return plan.with_actions(actions, f"swap: {child.event_id} performed before {parent.event_id}, which it depends on")
     raise NotApplicable("no write depends on another write")
+
+
+def _wrong_answer(plan: OraclePlan, rules: JudgeRules) -> OraclePlan:
+    """The first answer to the user with a checkable fact gets every fact changed (see `wrong_version`)."""
+    if rules.judge_mode == "scripted":
+        raise NotApplicable("the scripted judge does not check free text (ARE skips every llm_checker argument); use --judge strict or llm")
+    answers = [a for a in plan.actions if a.is_answer and isinstance(a.args.get("content"), str) and a.args["content"].strip()]
+    if not answers:
+        raise NotApplicable("no answer to the user with a text")
+    alternatives = (list(rules.gazetteer.people) if rules.gazetteer is not None else []) or ["Jordan Blake"]
+    for action in answers:
+        text = action.args["content"]
+        wrong = wrong_version(text, rules.gazetteer, alternatives)
+        if wrong is None:
+            continue
+        new_text, changed = wrong
+        new = replace(action, args={**action.args, "content": new_text})
+        actions = [new if a is action else a for a in plan.actions]
+        facts = ", ".join(f.describe() for f in changed[::-1])
+        return plan.with_actions(actions, f"wrong_answer: {action.event_id}.content with wrong {facts}: {new_text!r}")
+    if rules.judge_mode == "strict":
+        raise NotApplicable("no answer to the user carries a checkable fact (amount, date, time, id, name)")
+    action = answers[0]
+    new = replace(action, args={**action.args, "content": UNHELPFUL_ANSWER})
+    actions = [new if a is action else a for a in plan.actions]
+    return plan.with_actions(actions, f"wrong_answer: {action.event_id}.content = {UNHELPFUL_ANSWER!r} (its text carries no checkable fact)")

@@ -12,7 +12,8 @@ Its contract:
   event/notification or the timeout;
 * a turn ends when the policy says so (`end_turn()`; `call_tool` ends it on an answer to the user,
   the agent loop when its run ends, as ARE's agent counts finished runs);
-* `finish()` runs ARE's scripted judge and returns a `RolloutResult`.
+* `finish()` runs the judge (`SessionConfig.judge`: ARE's scripted judge by default, or the `llm` /
+  `strict` modes of `orchestra.judges`) and returns a `RolloutResult` that names the judge.
 
 Between those calls simulated time does not move, whatever the wall clock does.
 """
@@ -29,10 +30,12 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from orchestra import are_adapter
+from orchestra.are import judges as are_judges
 from orchestra.are_adapter import DrivenEnvironment, JudgePool, Notification, PreparedScenario, ToolSpec
 from orchestra.clock import ClockConfig
 from orchestra.errors import SessionError
 from orchestra.event_log import canonical_events, event_log_sha256
+from orchestra.judges import JudgeConfig, JudgeUsage
 from orchestra.reward import dense_credit
 from orchestra.scenario_files import ScenarioFile
 
@@ -52,6 +55,7 @@ class SessionConfig(BaseModel):
     duration: float | None = Field(
         None, gt=0, description="Scenario duration in simulated seconds; default: ARE's cap (420 s Time, else 1800 s)."
     )
+    judge: JudgeConfig = Field(default_factory=JudgeConfig, description="scripted (default) | llm | strict; see orchestra.judges")
 
 
 @dataclass
@@ -102,6 +106,12 @@ class RolloutResult(BaseModel):
     event_log_sha256: str
     event_log: list[dict[str, Any]]
     error: str | None = None
+    #: Which judge produced the verdict: "scripted", "strict" or "llm:<model>".
+    judge: str = "scripted"
+    #: The LLM judge's calls in this rollout (never the agent's tokens, never on the clock).
+    judge_usage: JudgeUsage | None = None
+    #: The strict judge's fact checks of free-text arguments (oracle event, argument, facts, verdict).
+    judge_checks: list[dict[str, Any]] = Field(default_factory=list)
 
 
 class Session:
@@ -118,6 +128,7 @@ class Session:
         self.completion_tokens = 0
         self.turns_completed = 0
         self._result: RolloutResult | None = None
+        self._judge_usage_before = are_judges.usage_snapshot(prepared.judge)
         self.env.start()
 
     # ------------------------------------------------------------------ construction
@@ -133,7 +144,9 @@ class Session:
         """Load, preprocess (oracle run, judge, turns) and start a scenario; release the judge after."""
         config = config or SessionConfig()
         file = scenario if isinstance(scenario, ScenarioFile) else ScenarioFile(scenario)
-        pool = judge_pool or are_adapter.default_judge_pool()
+        pool = judge_pool or are_judges.judge_pool_for(config.judge)
+        if are_judges.pool_mode(pool) != config.judge.mode:
+            raise SessionError(f"the judge pool holds {are_judges.pool_mode(pool)} judges but the session asks for {config.judge.mode!r}")
         with pool.acquire() as judge:
             # Loading and preprocessing mint ids too (ARE's uuid4 defaults): same file, same ids.
             with are_adapter.uuid_scope(are_adapter.stable_rng("uuid", "load", hashlib.sha256(file.text.encode()).hexdigest())):
@@ -325,7 +338,7 @@ class Session:
 
     # ------------------------------------------------------------------ the end
     def finish(self, error: str | None = None) -> RolloutResult:
-        """Judge the rollout (ARE's scripted judge) and return the result. Idempotent."""
+        """Judge the rollout (the configured judge) and return the result. Idempotent."""
         if self._result is not None:
             return self._result
         sc = self.scenario
@@ -333,6 +346,9 @@ class Session:
             validation = sc.validate(self.env.env)
         success = bool(validation.success)
         rationale = None if success else _clean_rationale(validation)
+        verdict = are_judges.verdict_details(self.prepared.judge, self._judge_usage_before, success)
+        if verdict.note:
+            rationale = verdict.note if rationale is None else f"{rationale}\n{verdict.note}"
         turns = [TurnVerdict(**v) for v in self.prepared.turn_verdicts]
         if len(turns) < self.nb_turns and (self.turns_completed >= self.nb_turns or not success):
             turns.append(TurnVerdict(turn=len(turns), success=success, rationale=rationale, sim_seconds=self.elapsed))
@@ -359,6 +375,9 @@ class Session:
             event_log_sha256=event_log_sha256(records),
             event_log=records,
             error=error,
+            judge=verdict.label,
+            judge_usage=verdict.usage,
+            judge_checks=verdict.checks,
         )
         return self._result
 

@@ -1,1 +1,1 @@
-"""Running ARE's own default agent next to orchestra's scaffolds, to prove agent-loop parity."""
+"""orchestra's doors to ARE beyond `orchestra.are_adapter` (judges, ARE's own default agent for parity checks); each module imports ARE lazily."""

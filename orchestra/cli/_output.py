@@ -35,7 +35,10 @@ def outcome_record(o: ReplayOutcome) -> dict[str, Any]:
             n_tool_calls=r.n_tool_calls,
             stop_reason=r.stop_reason,
             rationale=r.rationale,
+            judge=r.judge,
         )
+        if r.judge_usage is not None:
+            rec["judge_usage"] = r.judge_usage.model_dump()
         if o.note:
             rec["perturbation_note"] = o.note
     if o.native is not None:
@@ -52,7 +55,7 @@ def outcome_line(o: ReplayOutcome, id_width: int = 36) -> str:
     assert o.result is not None
     r = o.result
     verdict = "PASS" if r.success else "FAIL"
-    return f"{label:<{id_width}}  {verdict:<5}  reward={r.reward:.2f}  sim={r.sim_seconds:8.1f}s"
+    return f"{label:<{id_width}}  {verdict:<5}  reward={r.reward:.2f}  sim={r.sim_seconds:8.1f}s  judge={r.judge}"
 
 
 def write_outcome(out_dir: Path, o: ReplayOutcome) -> None:
@@ -65,6 +68,8 @@ def write_outcome(out_dir: Path, o: ReplayOutcome) -> None:
     (out_dir / f"{stem}.events.json").write_text(json.dumps(r.event_log, indent=1, default=str) + "\n")
     judge = {k: v for k, v in outcome_record(o).items()}
     judge["turns"] = [t.model_dump() for t in r.turns]
+    if r.judge_checks:
+        judge["judge_checks"] = r.judge_checks
     (out_dir / f"{stem}.judge.json").write_text(json.dumps(judge, indent=2, default=str) + "\n")
 
 

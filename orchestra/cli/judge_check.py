@@ -18,6 +18,7 @@ from orchestra.cli._sources import SOURCE_HELP, add_filter_options, filter_kwarg
 from orchestra.cli._output import emit_json, outcome_record, write_outcome
 from orchestra.cli.replay import add_session_options, session_config
 from orchestra.oracle_runs import ReplayOutcome, replay_sources
+from orchestra.errors import OrchestraError
 from orchestra.perturbations import KINDS
 
 COLUMNS: tuple[str | None, ...] = (None, *KINDS)
@@ -57,6 +58,8 @@ def cell(o: ReplayOutcome, parity: bool) -> str:
 
 def run(args: argparse.Namespace) -> int:
     config = session_config(args)
+    if args.parity and config.judge.mode == "strict":
+        raise OrchestraError("--parity compares with ARE's own judge, and ARE has no strict judge: use --judge scripted or --judge llm")
     rows: dict[str, dict[str | None, ReplayOutcome]] = defaultdict(dict)
     problems: list[str] = []
     for o in replay_sources(args.sources, perturbations=COLUMNS, config=config, native_parity=args.parity, **filter_kwargs(args)):
@@ -67,6 +70,7 @@ def run(args: argparse.Namespace) -> int:
             rec = outcome_record(o)
             rec["expected_reward"] = 1.0 if o.expected_success else 0.0
             rec["as_expected"] = as_expected(o)
+            rec["judge"] = config.judge.label
             emit_json(rec)
         label = f"{o.scenario_id} [{o.perturbation or 'oracle'}]"
         if o.error is not None:
@@ -77,6 +81,7 @@ def run(args: argparse.Namespace) -> int:
             problems.append(f"{label}: orchestra says {o.result.success}, ARE's harness says {o.native.success}")
     if not args.json:
         print_table(rows, args.parity)
+        print(f"judge: {config.judge.label}")
     for p in problems:
         print(f"PROBLEM {p}", file=sys.stderr)
     return 1 if problems else 0

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from orchestra.cli._sources import SOURCE_HELP, add_filter_options, filter_kwargs
+from orchestra.cli._judge import add_judge_options, judge_config
 from orchestra.cli._output import emit_json, outcome_line, outcome_record, write_outcome
 from orchestra.clock import ClockConfig
 from orchestra.oracle_runs import replay_sources
@@ -19,7 +20,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         "replay",
         help="replay the oracle over scenarios and print one verdict line per scenario",
         description="Replay each scenario's oracle actions through the session tool path at the oracle's "
-        "timing, judge the rollout with ARE's scripted judge, and print id, verdict, reward, simulated seconds.",
+        "timing, judge the rollout (ARE's scripted judge, or --judge llm|strict), and print id, verdict, reward, simulated seconds.",
     )
     p.add_argument("sources", nargs="+", metavar="SOURCE", help=SOURCE_HELP)
     p.add_argument("--perturb", choices=KINDS, help="perturb the oracle trajectory (the judge must then reject it)")
@@ -39,6 +40,7 @@ def add_session_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--tool-call-seconds", type=float, default=defaults.tool_call_seconds, help="simulated seconds per tool call")
     g.add_argument("--time-scale", type=float, default=defaults.time_scale, help="multiplier on every turn's cost")
     p.add_argument("--notifications", choices=("low", "medium", "high"), default="medium", help="ARE notification verbosity")
+    add_judge_options(p)
 
 
 def session_config(args: argparse.Namespace) -> SessionConfig:
@@ -48,7 +50,9 @@ def session_config(args: argparse.Namespace) -> SessionConfig:
         tool_call_seconds=args.tool_call_seconds,
         time_scale=args.time_scale,
     )
-    return SessionConfig(clock=clock, notification_verbosity=args.notifications, reward_mode=getattr(args, "reward_mode", "binary"))
+    return SessionConfig(
+        clock=clock, notification_verbosity=args.notifications, reward_mode=getattr(args, "reward_mode", "binary"), judge=judge_config(args)
+    )
 
 
 def run(args: argparse.Namespace) -> int:

@@ -46,6 +46,7 @@ def record(o: RolloutOutcome) -> dict:
         "success": r.success, "reward": r.reward, "sim_seconds": r.sim_seconds, "event_log_sha256": r.event_log_sha256,
         "steps": r.steps, "n_tool_calls": r.n_tool_calls, "prompt_tokens": r.prompt_tokens, "completion_tokens": r.completion_tokens,
         "reasoning_tokens": r.reasoning_tokens, "cost_usd": r.cost_usd, "stop_reason": r.stop_reason, "rationale": r.rationale, "error": r.error,
+        "judge": r.judge, "judge_usage": r.judge_usage.model_dump() if r.judge_usage is not None else None,
     }
 
 
@@ -55,7 +56,7 @@ def line(o: RolloutOutcome) -> str:
     r = o.result
     verdict = "PASS" if r.success else "FAIL"
     text = (f"{r.scenario_id:<36}  {verdict:<5}  reward={r.reward:.2f}  sim={r.sim_seconds:8.1f}s  steps={r.steps:<3} "
-            f"tokens={r.prompt_tokens}+{r.completion_tokens}")
+            f"tokens={r.prompt_tokens}+{r.completion_tokens}  judge={r.judge}")
     return text + (f"  error: {r.error}" if r.error else "")
 
 

@@ -1,0 +1,296 @@
+"""ARE's judges in orchestra's three modes (`scripted`, `llm`, `strict`), pooled per setting.
+
+* `scripted`: `ScriptedGraphPerEventJudgeConfig`, exactly today's judge (`are_adapter.JudgePool`).
+* `llm`: `JudgeFactory()(GraphPerEventJudgeConfig(engine=...))` — what `are-benchmark run` builds
+  in `preprocess_scenario_from_config` — with orchestra's cached litellm `JudgeEngine` in place of
+  ARE's `LiteLLMEngine` (same call contract and reply post-processing, plus usage and a cache).
+* `strict`: ARE's scripted judge whose per-tool judges, for every tool that has `llm_checker`
+  arguments in ARE's registry, are wrapped: ARE's scripted check first, then — where ARE would ask
+  an LLM — ARE's own normalized-equality shortcut, then the fact check of
+  `orchestra.judge_facts`. The wrapped judges sit inside ARE's matching loop, so count checks,
+  causality, timing and the choice of which agent call matches which oracle call stay ARE's.
+
+Every module-level name here is ARE-free at import; ARE is imported when a judge is built.
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from dataclasses import dataclass, field
+from typing import Any
+
+from orchestra.are_adapter import JudgePool, _no_llm_engine, default_judge_pool, import_are
+from orchestra.judge_facts import Gazetteer, check_text, universe_names
+from orchestra.judges import JudgeConfig, JudgeEngine, JudgeUsage
+
+SEND_TO_USER = "AgentUserInterface__send_message_to_user"
+
+
+@dataclass
+class StrictState:
+    """Per-rollout state of a strict judge: the universe's names and the checks made so far."""
+
+    gazetteer: Gazetteer = field(default_factory=Gazetteer)
+    checks: dict[tuple[str, str, str], dict[str, Any]] = field(default_factory=dict)
+
+    def record(self, oracle_event: Any, agent_event: Any, arg: str, record: dict[str, Any]) -> None:
+        self.checks[(str(oracle_event.event_id), str(agent_event.event_id), arg)] = {
+            "oracle_event_id": str(oracle_event.event_id),
+            "tool": str(oracle_event.tool_name),
+            "arg": arg,
+            **record,
+        }
+
+
+@dataclass
+class JudgeInfo:
+    """What orchestra knows about a judge it built (ARE's judge objects are left as ARE made them)."""
+
+    config: JudgeConfig
+    engine: JudgeEngine | None = None
+    strict: StrictState | None = None
+
+
+_INFO: weakref.WeakKeyDictionary[Any, JudgeInfo] = weakref.WeakKeyDictionary()
+_SCRIPTED = JudgeConfig()
+
+
+def info(judge: Any) -> JudgeInfo:
+    """The judge's setting (a judge orchestra did not build here is the scripted one)."""
+    return _INFO.get(judge) or JudgeInfo(config=_SCRIPTED)
+
+
+class StrictToolJudge:
+    """ARE's per-tool judge for one tool, plus the fact check of its free-text arguments.
+
+    Called by ARE's `AgentEventJudge` exactly like the `MildToolJudge` it wraps:
+    `(agent_event, oracle_event, **kwargs) -> bool`.
+    """
+
+    def __init__(self, inner: Any, free_text_args: list[str], state: StrictState) -> None:
+        self.inner = inner
+        self.tool_name = inner.tool_name
+        self.judge_type = "strict"
+        self.free_text_args = free_text_args
+        self.state = state
+
+    def __call__(self, agent_event: Any, oracle_event: Any, **kwargs: Any) -> bool | None:
+        verdict = self.inner(agent_event, oracle_event, **kwargs)
+        if not verdict:
+            return verdict
+        oracle_args = oracle_event.get_args()
+        agent_args = agent_event.get_args()
+        # the arguments ARE's soft judge would check: llm_checker args the oracle filled in
+        selected = [a for a in self.free_text_args if bool(oracle_args.get(a))]
+        ok = True
+        for arg in selected:
+            record = strict_text_verdict(oracle_args.get(arg), agent_args.get(arg), self.state.gazetteer, "\n".join(kwargs.get("tasks") or []))
+            self.state.record(oracle_event, agent_event, arg, record)
+            ok = ok and bool(record["ok"])
+        return ok
+
+
+def strict_text_verdict(oracle_value: Any, agent_value: Any, gazetteer: Gazetteer | None, context: str = "") -> dict[str, Any]:
+    """The strict check of one free-text argument: ARE's normalized-equality shortcut, then facts."""
+    import_are()
+    from are.simulation.validation.utils.misc import normalize_arg
+
+    if normalize_arg(agent_value) == normalize_arg(oracle_value):  # what ARE's soft judge does first
+        return {"ok": True, "required": [], "missing": [], "note": "equal to the oracle's text (ARE's normalized equality)"}
+    return check_text(_as_text(oracle_value), _as_text(agent_value), gazetteer, context).as_dict()
+
+
+def free_text_registry() -> dict[str, list[str]]:
+    """Judged tool name (`<AppClass>__<method>`) -> its free-text (`llm_checker`) arguments in ARE's registry."""
+    import_are()
+    from are.simulation.validation.constants import TOOL_ARG_CHECKER_TYPE_REGISTRY
+
+    class _Config:
+        per_tool_arg_to_checker_type = TOOL_ARG_CHECKER_TYPE_REGISTRY
+
+    return _free_text_args(_Config())
+
+
+def _as_text(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, dict | list):
+        import json
+
+        return json.dumps(value, ensure_ascii=False, sort_keys=True)
+    return str(value)
+
+
+def _free_text_args(config: Any) -> dict[str, list[str]]:
+    """Tool name -> its `llm_checker` arguments, from the judge config's own registry."""
+    from are.simulation.validation.constants import CheckerType
+
+    out: dict[str, list[str]] = {}
+    for tool, args in config.per_tool_arg_to_checker_type.items():
+        free = [arg for arg, checker in args.items() if checker == CheckerType.llm_checker]
+        if free:
+            out[tool] = free
+    return out
+
+
+def _scenario_gazetteer(scenario: Any, tasks: list[str]) -> Gazetteer:
+    """Names in the scenario's universe: app states as the file has them, user/env event args, tasks."""
+    states: list[Any] = []
+    for app in scenario.serialized_apps or []:
+        state = getattr(app, "app_state", None)
+        if isinstance(state, str):
+            import json
+
+            try:
+                state = json.loads(state)
+            except ValueError:
+                state = None
+        if state:
+            states.append(state)
+    from are.simulation.types import EventType
+
+    for event in scenario.events or []:
+        if getattr(event, "event_type", None) in (EventType.ENV, EventType.USER):
+            action = getattr(event, "action", None)
+            args = getattr(action, "args", None) or {}
+            states.append({k: v for k, v in args.items() if k != "self" and isinstance(v, str | dict | list)})
+    g = universe_names(states, tasks)
+    if scenario.start_time is not None:
+        import datetime as dt
+
+        g.year = dt.datetime.fromtimestamp(float(scenario.start_time), tz=dt.timezone.utc).year
+    return g
+
+
+def _strict_judge_class() -> type:
+    import_are()
+    from are.simulation.validation.judge import GraphPerEventJudge
+
+    class StrictGraphPerEventJudge(GraphPerEventJudge):  # type: ignore[misc,valid-type]
+        """ARE's scripted judge with the free-text arguments fact-checked (see module docstring)."""
+
+        def __init__(self, config: Any, state: StrictState) -> None:
+            super().__init__(config)
+            from are.simulation.types import EventType
+
+            self.strict_state = state
+            agent_judge = self.event_judges[EventType.AGENT]
+            for tool, free in _free_text_args(self.config).items():
+                if tool in agent_judge.tool_judges:
+                    agent_judge.tool_judges[tool] = StrictToolJudge(agent_judge.tool_judges[tool], free, state)
+
+        def initialize_state(self, scenario: Any) -> None:
+            super().initialize_state(scenario)
+            self.strict_state.checks = {}
+            self.strict_state.gazetteer = _scenario_gazetteer(scenario, list(self.state.scenario_tasks))
+
+    return StrictGraphPerEventJudge
+
+
+_strict_cls: type | None = None
+
+
+def build_judge(config: JudgeConfig) -> Any:
+    """A fresh ARE judge for `config` (3-6 s: ARE compiles its checkers' prompt templates)."""
+    global _strict_cls
+    import_are()
+    from are.simulation.validation import GraphPerEventJudgeConfig, JudgeFactory, ScriptedGraphPerEventJudgeConfig
+
+    if config.mode == "scripted":
+        judge = JudgeFactory()(ScriptedGraphPerEventJudgeConfig(engine=_no_llm_engine))
+        _INFO[judge] = JudgeInfo(config=config)
+        return judge
+    if config.mode == "strict":
+        if _strict_cls is None:
+            _strict_cls = _strict_judge_class()
+        state = StrictState()
+        judge = _strict_cls(ScriptedGraphPerEventJudgeConfig(engine=_no_llm_engine), state)
+        _INFO[judge] = JudgeInfo(config=config, strict=state)
+        return judge
+    assert config.model is not None
+    engine = JudgeEngine(
+        config.model, endpoint=config.endpoint, api_key=config.api_key, cache_dir=config.resolved_cache_dir(), max_tokens=config.max_tokens
+    )
+    judge = JudgeFactory()(GraphPerEventJudgeConfig(engine=engine))  # as are-benchmark run builds it
+    _INFO[judge] = JudgeInfo(config=config, engine=engine)
+    return judge
+
+
+class ModeJudgePool(JudgePool):
+    """A `JudgePool` of judges of one setting (the scripted default keeps `are_adapter`'s pool)."""
+
+    def __init__(self, config: JudgeConfig) -> None:
+        super().__init__()
+        self.judge_config = config
+
+    def _build(self) -> Any:
+        judge = build_judge(self.judge_config)
+        with self._lock:
+            self.builds += 1
+        return judge
+
+
+_pools: dict[tuple[Any, ...], JudgePool] = {}
+_pools_lock = threading.Lock()
+
+
+def judge_pool_for(config: JudgeConfig) -> JudgePool:
+    """The process-wide pool for a judge setting."""
+    if config.mode == "scripted":
+        return default_judge_pool()
+    with _pools_lock:
+        key = config.pool_key()
+        if key not in _pools:
+            _pools[key] = ModeJudgePool(config)
+        return _pools[key]
+
+
+def pool_mode(pool: JudgePool) -> str:
+    return getattr(getattr(pool, "judge_config", None), "mode", "scripted")
+
+
+def usage_snapshot(judge: Any) -> JudgeUsage | None:
+    engine = info(judge).engine
+    return engine.usage.model_copy() if engine is not None else None
+
+
+@dataclass
+class VerdictDetails:
+    """What a session records about the judge behind a verdict."""
+
+    label: str
+    usage: JudgeUsage | None
+    checks: list[dict[str, Any]]
+    note: str | None
+
+
+def verdict_details(judge: Any, usage_before: JudgeUsage | None, success: bool) -> VerdictDetails:
+    """Label, usage of this rollout, strict checks and a rationale note, read after judging."""
+    details = info(judge)
+    engine = details.engine
+    usage = engine.usage.minus(usage_before) if engine is not None and usage_before is not None else None
+    checks: list[dict[str, Any]] = []
+    note = None
+    if details.strict is not None:
+        checks = [details.strict.checks[k] for k in sorted(details.strict.checks)]
+        failed = [c for c in checks if not c["ok"]]
+        unchecked = [c for c in checks if c["ok"] and not c["required"] and "no checkable fact" in c["note"]]
+        if not success and failed:
+            note = "strict: " + "; ".join(f"{c['oracle_event_id']}.{c['arg']}: {c['note']}" for c in failed)
+        elif success and unchecked:
+            note = "strict: " + "; ".join(f"{c['oracle_event_id']}.{c['arg']}: {c['note']}" for c in unchecked)
+    return VerdictDetails(label=details.config.label, usage=usage, checks=checks, note=note)
+
+
+def strict_gazetteer(judge: Any) -> Gazetteer | None:
+    state = info(judge).strict
+    return state.gazetteer if state is not None else None
+
+
+def judge_gazetteer(judge: Any, scenario: Any) -> Gazetteer:
+    """The universe names for a scenario (the strict judge's own, else computed)."""
+    g = strict_gazetteer(judge)
+    if g is not None:
+        return g
+    return _scenario_gazetteer(scenario, list(getattr(judge.state, "scenario_tasks", []) or []))

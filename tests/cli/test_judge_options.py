@@ -1,0 +1,53 @@
+"""`--judge scripted|llm|strict` and friends, shared by replay, judge-check and run."""
+
+from __future__ import annotations
+
+import json
+
+from orchestra.cli import main
+
+
+def test_replay_strict_rejects_a_wrong_answer_and_names_the_judge(capsys, scenario_path, tmp_path):
+    path = str(scenario_path("starter_search_lookup"))
+    assert main(["replay", path, "--judge", "strict", "--json"]) == 0
+    rec = json.loads(capsys.readouterr().out)
+    assert rec["success"] is True and rec["judge"] == "strict"
+    assert main(["replay", path, "--judge", "strict", "--perturb", "wrong_answer", "--out", str(tmp_path)]) == 0
+    line = capsys.readouterr().out
+    assert "[wrong_answer]" in line and "FAIL" in line and "judge=strict" in line
+    judged = json.loads((tmp_path / "starter_search_lookup.wrong_answer.judge.json").read_text())
+    assert judged["judge"] == "strict" and judged["judge_checks"][0]["missing"]
+
+
+def test_wrong_answer_is_na_under_the_default_judge(capsys, scenario_path):
+    assert main(["replay", str(scenario_path("starter_search_lookup")), "--perturb", "wrong_answer"]) == 0
+    out = capsys.readouterr().out
+    assert "n/a" in out and "does not check free text" in out and "judge=" not in out
+
+
+def test_judge_check_strict_table_has_a_wrong_answer_column(capsys, scenario_path):
+    assert main(["judge-check", str(scenario_path("starter_time_deadline")), "--judge", "strict"]) == 0, capsys.readouterr()
+    out = capsys.readouterr().out
+    header, _, row = out.splitlines()[:3]
+    assert header.split()[-1] == "wrong_answer" and row.rstrip().endswith("0.0 ok")
+    assert "judge: strict" in out
+
+
+def test_bad_judge_options_are_clear_errors(capsys, scenario_path):
+    path = str(scenario_path("starter_search_lookup"))
+    assert main(["replay", path, "--judge", "llm"]) == 2
+    assert "needs a judge model (--judge-model" in capsys.readouterr().err
+    assert main(["replay", path, "--judge-model", "openai/x"]) == 2
+    assert "only apply to --judge llm" in capsys.readouterr().err
+    assert main(["judge-check", path, "--judge", "strict", "--parity"]) == 2
+    assert "ARE has no strict judge" in capsys.readouterr().err
+
+
+def test_run_records_the_judge_and_its_usage(capsys, scenario_path, tmp_path):
+    script = tmp_path / "judge.json"
+    script.write_text(json.dumps({"rules": [], "default": "[[False]] [[Failure]]"}))
+    code = main(["run", "--model", "orchestra/oracle", "--scenarios", str(scenario_path("starter_search_lookup")), "--json",
+                 "--judge", "llm", "--judge-model", f"orchestra-judge/{script}", "--judge-cache", str(tmp_path / "cache")])
+    rec = json.loads(capsys.readouterr().out)
+    assert code == 0 and rec["success"] is True  # the oracle's answer equals the oracle's: no judge-model call
+    assert rec["judge"] == f"llm:orchestra-judge/{script}" and rec["judge_usage"]["calls"] == 0
