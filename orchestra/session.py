@@ -321,17 +321,12 @@ class Session:
         The call always goes through ARE's tool, so the event log shows it — also when a
         notification is already pending, where ARE's wait would jump the clock backwards to its
         timestamp (ARE-NOTES §3.6): the simulated clock ignores backward jumps, so the wait
-        returns at once. The timeout is capped at the scenario's end; notifications stay queued.
+        returns at once. The agent's own timeout goes to ARE's tool (and so into the event log), as in
+        ARE; a wait past the scenario's end stops the environment there, as ARE's loop does.
+        Notifications stay queued.
         """
-        call_arguments = dict(arguments)
         end = self.env.end_time
-        try:
-            timeout = int(arguments.get("timeout", 0))
-        except (TypeError, ValueError):
-            timeout = None  # ARE's tool raises its own error
-        if timeout is not None and timeout >= 0 and end is not None and "timeout" in arguments:
-            call_arguments["timeout"] = max(0, min(timeout, int(end - self.now) + 1))
-        outcome = self._run_tool(WAIT_TOOL, arguments, call_arguments)
+        outcome = self._run_tool(WAIT_TOOL, arguments, arguments)
         if end is not None and self.now > end and self.env.running:
             self.env.advance_to(self.now)  # enforces the duration
         return outcome
