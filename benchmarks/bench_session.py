@@ -59,9 +59,9 @@ def main() -> int:
     args = ap.parse_args()
     logging.disable(logging.WARNING)
 
-    from orchestra import are_adapter
+    from orchestra.are import judge_pool
     from orchestra.oracle import build_plan, replay
-    from orchestra.parity import _no_llm_engine
+    from orchestra.are.native_verdict import _no_llm_engine
     from orchestra.scenario_files import read_scenario_file
     from orchestra.session import Session
 
@@ -69,7 +69,7 @@ def main() -> int:
     file = read_scenario_file(path)
     print(f"scenario: {path.relative_to(REPO) if path.is_relative_to(REPO) else path} ({path.stat().st_size:,} bytes)")
 
-    pool = are_adapter.JudgePool()
+    pool = judge_pool.JudgePool()
     t0 = time.perf_counter()
     pool.warm()
     judge_build = time.perf_counter() - t0

@@ -28,8 +28,8 @@ import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from orchestra.are_adapter import ARE_INVALID_FORMAT_RETRIES
-from orchestra.model_types import ModelResponse, ToolCall
+from orchestra.are.agent_format import ARE_INVALID_FORMAT_RETRIES
+from orchestra.types import ModelResponse, ToolCall
 from orchestra.models import ModelConfig, ModelError
 from orchestra.session import SEND_TO_USER_TOOL, Session, ToolOutcome
 

@@ -12,7 +12,7 @@ speed of the hardware it ran on.
           + tool_call_seconds * n_tool_calls) * time_scale
 
 This module is pure arithmetic; the ARE clock object that the environment reads lives in the ARE
-adapter (`orchestra.are_adapter.SimClock`).
+adapter (`orchestra.are.environment.SimClock`).
 """
 
 from __future__ import annotations

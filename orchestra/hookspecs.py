@@ -34,7 +34,7 @@ import pluggy
 
 if TYPE_CHECKING:  # pragma: no cover
     from orchestra.agent import AgentContext, StepDecision, StepRecord
-    from orchestra.model_types import ModelRequest, ModelResponse, ToolCall
+    from orchestra.types import ModelRequest, ModelResponse, ToolCall
     from orchestra.session import ToolOutcome
 
 PROJECT = "orchestra"

@@ -22,7 +22,7 @@ import anyio
 from pydantic import BaseModel, ConfigDict, Field
 
 from orchestra.errors import OrchestraError
-from orchestra.model_types import ModelRequest, ModelResponse, ToolCall, Usage
+from orchestra.types import ModelRequest, ModelResponse, ToolCall, Usage
 
 _litellm_lock = threading.Lock()
 
@@ -74,7 +74,7 @@ def import_litellm() -> Any:
     """Import litellm without its network cost-map fetch and without it loading a stray `.env`."""
     with _litellm_lock:
         os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-        from orchestra.are_adapter import dotenv_disabled
+        from orchestra.are.imports import dotenv_disabled
 
         with dotenv_disabled():
             import litellm

@@ -64,11 +64,11 @@ def _strip_self(args: dict[str, Any]) -> dict[str, Any]:
 
 def build_plan(session: Session) -> OraclePlan:
     """Read the oracle actions of `session`'s scenario, in oracle-run order."""
-    from are.simulation.types import EventType, OracleEvent
+    from orchestra.are.loading import oracle_events, oracle_run_agent_events
 
     sc = session.scenario
     prepared = session.prepared
-    oracle_events = {e.event_id: e for e in sc.events if isinstance(e, OracleEvent)}
+    oracle_by_id = oracle_events(sc)
     run = prepared.oracle_log
     times = {e.event_id: float(e.event_time) for e in run}
     threshold = float(prepared.judge.config.check_time_threshold_seconds) if prepared.judge else 1.0
@@ -77,10 +77,10 @@ def build_plan(session: Session) -> OraclePlan:
     by_app = {(spec.app_name, spec.method): name for name, spec in session.tools.items()}
 
     actions: list[OracleAction] = []
-    for ev in sorted((e for e in run if e.event_type == EventType.AGENT), key=lambda e: (e.event_time, e.event_id)):
-        if ev.event_id not in oracle_events:
+    for ev in oracle_run_agent_events(run):
+        if ev.event_id not in oracle_by_id:
             continue
-        oe = oracle_events[ev.event_id]
+        oe = oracle_by_id[ev.event_id]
         parents = tuple(d.event_id for d in oe.dependencies if not d.event_id.startswith("condition_turn"))
         parent_times = [times[p] for p in parents if p in times] or [float(sc.start_time)]
         delay = float(ev.event_time) - max(parent_times)

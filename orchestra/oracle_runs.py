@@ -10,10 +10,10 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from orchestra.are_adapter import JudgePool
+from orchestra.are.judge_pool import JudgePool
 from orchestra.errors import OrchestraError
 from orchestra.oracle import build_plan, replay
-from orchestra.parity import NativeVerdict, are_native_verdict, export_trace
+from orchestra.are.native_verdict import NativeVerdict, are_native_verdict, export_trace
 from orchestra.perturbations import JudgeRules, NotApplicable, PerturbationKind, perturb
 from orchestra.scenario_files import ScenarioFile, resolve
 from orchestra.session import RolloutResult, Session, SessionConfig

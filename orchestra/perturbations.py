@@ -51,15 +51,10 @@ class JudgeRules:
 
     @classmethod
     def from_judge(cls, judge: Any, scenario: Any = None) -> JudgeRules:
-        import ast
 
         from orchestra.are import judges
 
-        from are.simulation.validation.constants import CheckerType
-
-        # ARE 1.2.0 stores this list inside a str-Enum member, i.e. as its repr.
-        raw = CheckerType.hard_checkers.value
-        hard = set(ast.literal_eval(raw) if isinstance(raw, str) else raw)
+        hard = judges.hard_checker_types()
         table = {
             tool: {arg: str(getattr(ct, "value", ct)) for arg, ct in args.items() if str(getattr(ct, "value", ct)) in hard}
             for tool, args in judge.config.per_tool_arg_to_checker_type.items()

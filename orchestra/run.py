@@ -10,7 +10,7 @@ import anyio
 from pydantic import BaseModel, ConfigDict, Field
 
 from orchestra.agent import DEFAULT_MAX_STEPS, AgentContext, run_agent
-from orchestra.are_adapter import JudgePool
+from orchestra.are.judge_pool import JudgePool
 from orchestra.errors import OrchestraError
 from orchestra.host import Host
 from orchestra.models import ModelConfig, ModelError

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from orchestra.are_adapter import ToolSpec
-from orchestra.model_types import ActionFormat, ModelRequest, ModelResponse, ToolCall
+from orchestra.types import ToolSpec
+from orchestra.types import ActionFormat, ModelRequest, ModelResponse, ToolCall
 
 if TYPE_CHECKING:  # pragma: no cover
     from orchestra.agent import AgentContext
@@ -107,9 +107,9 @@ class Scaffold(ABC):
 
     def model_error_text(self, exc: BaseException) -> str:
         """A model call that failed for good, as ARE's agent shows an exception."""
-        from orchestra import are_adapter
+        from orchestra.are import agent_format
 
-        return are_adapter.are_error_text(exc.__cause__ or exc)
+        return agent_format.are_error_text(exc.__cause__ or exc)
 
     def record_model_error(self, agent: AgentContext, text: str) -> None:
         self.messages.append({"role": "user", "content": f"ERROR: {text}"})

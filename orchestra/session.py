@@ -29,14 +29,19 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from orchestra import are_adapter
+from orchestra.are import ids
+from orchestra.are import loading
+from orchestra.are import tools
 from orchestra.are import judges as are_judges
-from orchestra.are_adapter import DrivenEnvironment, JudgePool, Notification, PreparedScenario, ToolSpec
+from orchestra.are.environment import DrivenEnvironment
+from orchestra.are.judge_pool import JudgePool
+from orchestra.are.loading import PreparedScenario
+from orchestra.types import Notification, ToolSpec
 from orchestra.clock import ClockConfig
 from orchestra.errors import SessionError
-from orchestra.event_log import canonical_events, event_log_sha256
+from orchestra.are.event_log import canonical_events, event_log_sha256
 from orchestra.judges import JudgeConfig, JudgeUsage
-from orchestra.reward import dense_credit
+from orchestra.are.reward import dense_credit
 from orchestra.scenario_files import ScenarioFile
 
 WAIT_TOOL = "SystemApp__wait_for_notification"
@@ -122,7 +127,7 @@ class Session:
         self.config = config
         self.scenario = prepared.scenario
         self.env = DrivenEnvironment(self.scenario, verbosity=config.notification_verbosity)
-        self._tools = are_adapter.agent_tools(self.scenario)
+        self._tools = tools.agent_tools(self.scenario)
         self.n_tool_calls = 0
         self.prompt_tokens = 0
         self.completion_tokens = 0
@@ -149,9 +154,9 @@ class Session:
             raise SessionError(f"the judge pool holds {are_judges.pool_mode(pool)} judges but the session asks for {config.judge.mode!r}")
         with pool.acquire() as judge:
             # Loading and preprocessing mint ids too (ARE's uuid4 defaults): same file, same ids.
-            with are_adapter.uuid_scope(are_adapter.stable_rng("uuid", "load", hashlib.sha256(file.text.encode()).hexdigest())):
-                sc = are_adapter.parse_scenario_json(file.text, file.path)
-                prepared = are_adapter.prepare_for_rollout(sc, judge, source=str(file.path), duration=config.duration)
+            with ids.uuid_scope(ids.stable_rng("uuid", "load", hashlib.sha256(file.text.encode()).hexdigest())):
+                sc = loading.parse_scenario_json(file.text, file.path)
+                prepared = loading.prepare_for_rollout(sc, judge, source=str(file.path), duration=config.duration)
             session = cls(prepared, config)
             try:
                 yield session

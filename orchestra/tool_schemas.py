@@ -44,7 +44,8 @@ import uuid
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from orchestra.are_adapter import HIDDEN_AUI_TOOLS, ToolArg, ToolSpec, spec_from_app_tool
+from orchestra.are.tools import HIDDEN_AUI_TOOLS, spec_from_app_tool
+from orchestra.types import ToolArg, ToolSpec
 
 if TYPE_CHECKING:  # pragma: no cover - import for type checkers only
     import jsonschema

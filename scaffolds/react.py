@@ -32,8 +32,8 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from orchestra import are_adapter
-from orchestra.model_types import ModelRequest, ModelResponse, ToolCall, Usage
+from orchestra.are import agent_format
+from orchestra.types import ModelRequest, ModelResponse, ToolCall, Usage
 from orchestra.scaffold import Scaffold
 from orchestra.tool_schemas import parameters_schema
 
@@ -41,7 +41,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from orchestra.agent import AgentContext
     from orchestra.session import ToolOutcome
 
-STOP_SEQUENCES = list(are_adapter.ARE_STOP_SEQUENCES)
+STOP_SEQUENCES = list(agent_format.ARE_STOP_SEQUENCES)
 
 
 class ReactScaffold(Scaffold):
@@ -60,14 +60,14 @@ class ReactScaffold(Scaffold):
         session = agent.session
         extra = {name: spec for name, spec in self.tools.items() if name not in session.app_tools}
         app_tools = {name: tool for name, tool in session.app_tools.items() if name in self.tools}
-        self.are_tools = are_adapter.are_agent_tools(app_tools, extra)
-        self.templates = are_adapter.are_message_templates()
+        self.are_tools = agent_format.are_agent_tools(app_tools, extra)
+        self.templates = agent_format.are_message_templates()
         self.output_step = 0
         self.messages = [{"role": "system", "content": self.templates["system_prompt"].format(content=self.system_prompt(agent))}]
 
     def system_prompt(self, agent: AgentContext) -> str:
         s = agent.session
-        return are_adapter.are_react_system_prompt(s.env, s.scenario, self.are_tools)
+        return agent_format.are_react_system_prompt(s.env, s.scenario, self.are_tools)
 
     def new_task(self, agent: AgentContext, task: str) -> None:
         if task:
@@ -105,20 +105,20 @@ class ReactScaffold(Scaffold):
     def forced_response(self, request: ModelRequest) -> ModelResponse | None:
         last = request.messages[-1]["content"] if request.messages else ""
         if isinstance(last, str) and "ERROR" in last and "candidates" in last:
-            return ModelResponse(text=are_adapter.are_force_retry_output(), tool_calls=[], usage=Usage(), model="are-force-retry")
+            return ModelResponse(text=agent_format.are_force_retry_output(), tool_calls=[], usage=Usage(), model="are-force-retry")
         return None
 
     def retry_problem(self, response: ModelResponse) -> str | None:
         text = self.output_text(response)
         if "Action:" not in text and "Thought:" not in text:
-            return are_adapter.are_error_text(are_adapter.are_invalid_format_error(text))
+            return agent_format.are_error_text(agent_format.are_invalid_format_error(text))
         return None
 
     def record_retry(self, agent: AgentContext, response: ModelResponse, problem: str) -> None:
         self._error(problem)
 
     def exhausted_error(self, response: ModelResponse, attempts: int) -> str:
-        return are_adapter.are_error_text(are_adapter.are_retries_exhausted_error(attempts, self.output_text(response)))
+        return agent_format.are_error_text(agent_format.are_retries_exhausted_error(attempts, self.output_text(response)))
 
     def record_model_error(self, agent: AgentContext, text: str) -> None:
         self._error(text)
@@ -127,13 +127,13 @@ class ReactScaffold(Scaffold):
     def parse(self, response: ModelResponse) -> tuple[list[ToolCall], str | None]:
         text = self.output_text(response)
         try:
-            name, action_input = are_adapter.are_parse_action(text)
+            name, action_input = agent_format.are_parse_action(text)
         except Exception as exc:
-            return [], are_adapter.are_error_text(exc)
+            return [], agent_format.are_error_text(exc)
         if not name:
-            return [], are_adapter.are_error_text(_json_parsing_error("Error: error parsing the tool_name in the action."))
+            return [], agent_format.are_error_text(agent_format.are_json_parsing_error("Error: error parsing the tool_name in the action."))
         if name not in self.are_tools:
-            error = are_adapter.are_error_text(are_adapter.are_unknown_tool_error(name, list(self.are_tools)))
+            error = agent_format.are_error_text(agent_format.are_unknown_tool_error(name, list(self.are_tools)))
             return [ToolCall(name=name, id=f"step-{name}", error=error)], None
         arguments, problem = self._arguments(name, action_input)
         if problem is not None:
@@ -155,7 +155,7 @@ class ReactScaffold(Scaffold):
         else:
             cls = type(tool)
             exc = TypeError(f"{cls.__module__}.{cls.__qualname__} object argument after ** must be a mapping, not {type(action_input).__name__}")
-        return {}, are_adapter.are_error_text(are_adapter.are_tool_execution_error(exc, tool))
+        return {}, agent_format.are_error_text(agent_format.are_tool_execution_error(exc, tool))
 
     # ---- history, as ARE's build_history_from_logs renders it ----
     def render_output(self, outcome: ToolOutcome) -> str:
@@ -184,8 +184,8 @@ class ReactScaffold(Scaffold):
         tool = self.are_tools.get(outcome.name)
         cause: BaseException | str = outcome.exception if outcome.exception is not None else (outcome.error or "failed")
         if tool is None:
-            return are_adapter.are_error_text(cause if isinstance(cause, BaseException) else RuntimeError(cause))
-        return are_adapter.are_error_text(are_adapter.are_tool_execution_error(cause, tool))
+            return agent_format.are_error_text(cause if isinstance(cause, BaseException) else RuntimeError(cause))
+        return agent_format.are_error_text(agent_format.are_tool_execution_error(cause, tool))
 
     def _observation(self, content: str) -> None:
         self.output_step += 1
@@ -194,13 +194,6 @@ class ReactScaffold(Scaffold):
     def _error(self, content: str) -> None:
         self.output_step += 1
         self.messages.append({"role": "user", "content": self.templates["error"].format(i=self.output_step, content=content)})
-
-
-def _json_parsing_error(message: str) -> BaseException:
-    are_adapter.import_are()
-    from are.simulation.exceptions import JsonParsingAgentError
-
-    return JsonParsingAgentError(message)
 
 
 def _constrained_to_react(text: str) -> str:

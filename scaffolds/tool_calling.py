@@ -14,8 +14,8 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from orchestra import are_adapter
-from orchestra.model_types import ModelRequest, ModelResponse, ToolCall
+from orchestra.are import agent_format
+from orchestra.types import ModelRequest, ModelResponse, ToolCall
 from orchestra.scaffold import Scaffold, render_tool_list
 from orchestra.tool_schemas import action_union_schema, openai_tool
 
@@ -41,7 +41,7 @@ class ToolCallingScaffold(Scaffold):
     def system_prompt(self, agent: AgentContext) -> str:
         how = "one or more tools (they run in order)" if self.parallel else "exactly one tool"
         s = agent.session
-        return are_adapter.are_system_prompt(
+        return agent_format.are_system_prompt(
             s.env, s.scenario, agent_instructions=INSTRUCTIONS.format(how=how, answer=ANSWER_TOOL), tool_descriptions=render_tool_list(self.tools)
         )
 

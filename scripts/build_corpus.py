@@ -3,7 +3,7 @@
 
 Six seeded universes (``univ_00`` .. ``univ_05``; two of them Gaia2-sized, > 2 MB of app state) and
 39 scenarios over the five Gaia2 capabilities (7 of them multi-turn), written with ARE's own scenario
-API and exporter (see ``orchestra/corpus/``). Layout is ARE's local dataset layout::
+API and exporter (see ``devtools/orchestra_dev/corpus/``). Layout is ARE's local dataset layout::
 
     scenarios/corpus/<config>/validation/<scenario_id>.json    config in {execution, search,
                                                                 adaptability, time, ambiguity}
@@ -37,12 +37,12 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-if str(REPO_ROOT) not in sys.path:
-    sys.path.insert(0, str(REPO_ROOT))
+if str(REPO_ROOT / "devtools") not in sys.path:
+    sys.path.insert(0, str(REPO_ROOT / "devtools"))  # the generator is dev-only code (devtools/orchestra_dev)
 
-from orchestra.corpus.export import augmentation_block, export_scenario, render  # noqa: E402
-from orchestra.corpus.scenarios import ASSIGNMENTS, CONFIG_OF, TEMPLATES, scenario_id  # noqa: E402
-from orchestra.corpus.universe import SPECS, SPLITS, Universe  # noqa: E402
+from orchestra_dev.corpus.export import augmentation_block, export_scenario, render  # noqa: E402
+from orchestra_dev.corpus.scenarios import ASSIGNMENTS, CONFIG_OF, TEMPLATES, scenario_id  # noqa: E402
+from orchestra_dev.corpus.universe import SPECS, SPLITS, Universe  # noqa: E402
 
 DEFAULT_SEED = 20241015
 DEFAULT_OUT = REPO_ROOT / "scenarios" / "corpus"

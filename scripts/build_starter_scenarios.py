@@ -35,6 +35,7 @@ from pathlib import Path
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "devtools"))  # dev-only code (orchestra_dev)
 
 from are.simulation.apps.agent_user_interface import AgentUserInterface  # noqa: E402
 from are.simulation.apps.calendar import CalendarApp, CalendarEvent  # noqa: E402
@@ -53,7 +54,7 @@ from are.simulation.apps.messaging_v2 import (  # noqa: E402
 from are.simulation.apps.system import SystemApp  # noqa: E402
 from are.simulation.data_handler.exporter import JsonScenarioExporter  # noqa: E402
 
-from orchestra.corpus.export import apply_exporter_fixups  # noqa: E402
+from orchestra_dev.corpus.export import apply_exporter_fixups  # noqa: E402
 from are.simulation.environment import Environment, EnvironmentConfig  # noqa: E402
 from are.simulation.scenarios.scenario import Scenario  # noqa: E402
 from are.simulation.types import (  # noqa: E402

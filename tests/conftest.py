@@ -29,7 +29,7 @@ def _no_network(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture(scope="session")
 def judge_pool():
-    from orchestra.are_adapter import JudgePool
+    from orchestra.are.judge_pool import JudgePool
 
     return JudgePool()
 

@@ -53,7 +53,7 @@ def test_app_generated_ids_are_in_the_hash(scenario_path, judge_pool):
 def test_uuid4_is_deterministic_only_inside_a_rollout_scope():
     import uuid
 
-    from orchestra.are_adapter import stable_rng, uuid_scope
+    from orchestra.are.ids import stable_rng, uuid_scope
 
     with uuid_scope(stable_rng("x")):
         first = [uuid.uuid4() for _ in range(3)]

@@ -7,7 +7,7 @@ import pytest
 
 from helpers import run_agent_on, write_script
 from orchestra.host import Host
-from orchestra.model_types import ModelRequest
+from orchestra.types import ModelRequest
 from orchestra.models import ModelConfig, ModelError, complete
 from orchestra.run import AgentConfig, run_sources
 

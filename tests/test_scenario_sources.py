@@ -74,10 +74,10 @@ def test_scenarios_command(capsys):
 
 
 def test_files_app_offline_is_said_once(judge_pool):
-    from orchestra import are_adapter
+    from orchestra.are import loading
 
     class Fake:
         apps = [type("SandboxLocalFileSystem", (), {})()]
 
-    with pytest.warns(are_adapter.FilesContentWarning, match="DEMO_FS_PATH"):
-        assert are_adapter.warn_if_file_contents_unavailable(Fake())
+    with pytest.warns(loading.FilesContentWarning, match="DEMO_FS_PATH"):
+        assert loading.warn_if_file_contents_unavailable(Fake())

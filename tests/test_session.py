@@ -89,7 +89,7 @@ def test_answering_ends_the_turn_and_the_judge_decides(scenario_path, judge_pool
 
 
 def test_judge_is_built_once_and_reused(scenario_path):
-    from orchestra.are_adapter import JudgePool
+    from orchestra.are.judge_pool import JudgePool
 
     pool = JudgePool()
     for name in ("starter_search_lookup", "starter_ambiguity_clarify", "starter_execution_calendar"):

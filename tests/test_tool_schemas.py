@@ -16,7 +16,10 @@ from typing import Annotated, Any, Literal, NewType, Optional, TypedDict, Union
 import jsonschema
 import pytest
 
-from orchestra.are_adapter import ToolArg, ToolSpec, agent_tools, import_are, parse_scenario_json
+from orchestra.are.imports import import_are
+from orchestra.are.loading import parse_scenario_json
+from orchestra.are.tools import agent_tools
+from orchestra.types import ToolArg, ToolSpec
 from orchestra.tool_schemas import (
     TEXT_REPLY_TOOL,
     action_union_schema,

@@ -254,9 +254,9 @@ def record_oracle_policy(file: ScenarioFile, *, judge_pool: Any = None, max_step
 
     from orchestra.hookspecs import hookimpl
     from orchestra.host import Host
-    from orchestra.model_types import ModelResponse, Usage
     from orchestra.models import ModelConfig
     from orchestra.run import AgentConfig, run_rollout
+    from orchestra.types import ModelResponse, Usage
 
     replies: list[str] = []
 

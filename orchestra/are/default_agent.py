@@ -35,7 +35,7 @@ What differs from `are-benchmark run`, and why — only the clock and who ticks 
   scheduled time. With this clock no timestamp depends on the wall clock: two runs give
   byte-identical prompts (tests/are/test_default_agent_parity.py checks it).
 * ARE seeds app RNGs with `hash()`, randomised per process; the apps are re-seeded with orchestra's
-  sha256 seeds after preprocessing (`are_adapter.reseed_apps`, attributes of the apps we own), so
+  sha256 seeds after preprocessing (`orchestra.are.ids.reseed_apps`, attributes of the apps we own), so
   app-generated ids match orchestra's and every process's.
 * `max_iterations`: `AgentBuilder` always leaves ARE's default of 80
   (are/simulation/agents/agent_builder.py:84-98); a smaller budget is set on the built agent.
@@ -50,10 +50,19 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
-from orchestra import are_adapter
-from orchestra.are.policy import PROVIDER, ModelRequestRecord, PolicyFactory, close_channel, open_channel
+from orchestra.are import ids
+from orchestra.are import imports
+from orchestra.are import judge_pool
+from orchestra.are import loading
+from orchestra.are.policy import (
+    PROVIDER,
+    ModelRequestRecord,
+    PolicyFactory,
+    close_channel,
+    open_channel,
+)
 from orchestra.errors import ScenarioError
-from orchestra.event_log import canonical_events
+from orchestra.are.event_log import canonical_events
 
 #: ARE's `SimulatedGenerationTimeConfig(mode="fixed")` default: simulated seconds per model call.
 SECONDS_PER_MODEL_CALL = 1.0
@@ -100,7 +109,7 @@ def policy_notes(requests: list[ModelRequestRecord]) -> list[str]:
 
 
 def agent_tool_calls(records: list[dict[str, Any]]) -> list[AgentToolCall]:
-    """The AGENT events of a canonical event log (`orchestra.event_log.canonical_events`)."""
+    """The AGENT events of a canonical event log (`orchestra.are.event_log.canonical_events`)."""
     return [
         AgentToolCall(t=r["t"], tool=r["tool"], args=r["args"], error=r["exception"])
         for r in records
@@ -114,7 +123,7 @@ def agent_tool_calls(records: list[dict[str, Any]]) -> list[AgentToolCall]:
 
 
 def _step_clock_class() -> type:
-    are_adapter.import_are()
+    imports.import_are()
     from are.simulation.time_manager import TimeManager
 
     class StepClock(TimeManager):
@@ -291,32 +300,42 @@ def _driven_queue(driver: _Driver) -> Any:
 
 def _prepare(text: str, source: str) -> Any:
     """ARE's importer and `preprocess_scenario`, as `are-benchmark run` loads a JSON scenario."""
-    from are.simulation.scenarios.scenario_imported_from_json.utils import get_scenario_duration, preprocess_scenario
+    from are.simulation.scenarios.scenario_imported_from_json.utils import (
+        get_scenario_duration,
+        preprocess_scenario,
+    )
     from are.simulation.validation import ScriptedGraphPerEventJudgeConfig
 
-    scenario = are_adapter.parse_scenario_json(text, source)  # ARE's importer, with clear errors first
+    scenario = loading.parse_scenario_json(text, source)  # ARE's importer, with clear errors first
     try:
         preprocess_scenario(
             scenario=scenario,
-            judge_config=ScriptedGraphPerEventJudgeConfig(engine=are_adapter._no_llm_engine),
+            judge_config=ScriptedGraphPerEventJudgeConfig(engine=judge_pool._no_llm_engine),
             offline_validation=False,
             max_scenario_duration=get_scenario_duration(
-                scenario, are_adapter.MAX_TIME_SCENARIO_DURATION, are_adapter.MAX_SCENARIO_DURATION
+                scenario, loading.MAX_TIME_SCENARIO_DURATION, loading.MAX_SCENARIO_DURATION
             ),
             tool_augmentation_config=None,
             env_events_config=None,
         )
     except Exception as exc:
         raise ScenarioError(source, f"ARE's preprocess_scenario failed: {type(exc).__name__}: {exc}") from None
-    are_adapter.reseed_apps(scenario)  # after preprocessing's soft_reset: process-independent app ids
+    ids.reseed_apps(scenario)  # after preprocessing's soft_reset: process-independent app ids
     return scenario
 
 
 def _environment(scenario: Any, verbosity: str) -> tuple[Any, _Driver]:
     """The environment `ScenarioRunner._run` builds, with a `StepClock` and no thread."""
     from are.simulation.apps.agent_user_interface import AgentUserInterface
-    from are.simulation.environment import Environment, EnvironmentConfig, EnvironmentType
-    from are.simulation.notification_system import VerboseNotificationSystem, VerbosityLevel
+    from are.simulation.environment import (
+        Environment,
+        EnvironmentConfig,
+        EnvironmentType,
+    )
+    from are.simulation.notification_system import (
+        VerboseNotificationSystem,
+        VerbosityLevel,
+    )
     from are.simulation.types import EnvironmentState
 
     config = EnvironmentConfig(
@@ -378,7 +397,7 @@ def run_are_default_agent(
     notification_verbosity: str = "medium",
 ) -> AgentTrace:
     """Run ARE's default agent with `policy` as its model; return what it saw and did."""
-    are_adapter.import_are()
+    imports.import_are()
     from are.simulation.scenario_runner import ScenarioRunner
 
     scenario = _prepare(text, source)

@@ -1,6 +1,6 @@
 """ARE's judges in orchestra's three modes (`scripted`, `llm`, `strict`), pooled per setting.
 
-* `scripted`: `ScriptedGraphPerEventJudgeConfig`, exactly today's judge (`are_adapter.JudgePool`).
+* `scripted`: `ScriptedGraphPerEventJudgeConfig`, exactly today's judge (`orchestra.are.judge_pool.JudgePool`).
 * `llm`: `JudgeFactory()(GraphPerEventJudgeConfig(engine=...))` — what `are-benchmark run` builds
   in `preprocess_scenario_from_config` — with orchestra's cached litellm `JudgeEngine` in place of
   ARE's `LiteLLMEngine` (same call contract and reply post-processing, plus usage and a cache).
@@ -20,11 +20,24 @@ import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
-from orchestra.are_adapter import JudgePool, _no_llm_engine, default_judge_pool, import_are
+from orchestra.are.imports import import_are
+from orchestra.are.judge_pool import JudgePool, _no_llm_engine, default_judge_pool
 from orchestra.judge_facts import Gazetteer, check_text, universe_names
 from orchestra.judges import JudgeConfig, JudgeEngine, JudgeUsage
 
 SEND_TO_USER = "AgentUserInterface__send_message_to_user"
+
+
+def hard_checker_types() -> set[str]:
+    """ARE's hard (exact-match) checker type names (`CheckerType.hard_checkers`)."""
+    import ast
+
+    import_are()
+    from are.simulation.validation.constants import CheckerType
+
+    # ARE 1.2.0 stores this list inside a str-Enum member, i.e. as its repr.
+    raw = CheckerType.hard_checkers.value
+    return set(ast.literal_eval(raw) if isinstance(raw, str) else raw)
 
 
 @dataclass
@@ -195,7 +208,11 @@ def build_judge(config: JudgeConfig) -> Any:
     """A fresh ARE judge for `config` (3-6 s: ARE compiles its checkers' prompt templates)."""
     global _strict_cls
     import_are()
-    from are.simulation.validation import GraphPerEventJudgeConfig, JudgeFactory, ScriptedGraphPerEventJudgeConfig
+    from are.simulation.validation import (
+        GraphPerEventJudgeConfig,
+        JudgeFactory,
+        ScriptedGraphPerEventJudgeConfig,
+    )
 
     if config.mode == "scripted":
         judge = JudgeFactory()(ScriptedGraphPerEventJudgeConfig(engine=_no_llm_engine))
@@ -218,7 +235,7 @@ def build_judge(config: JudgeConfig) -> Any:
 
 
 class ModeJudgePool(JudgePool):
-    """A `JudgePool` of judges of one setting (the scripted default keeps `are_adapter`'s pool)."""
+    """A `JudgePool` of judges of one setting (the scripted default keeps the process-wide pool of `orchestra.are.judge_pool`)."""
 
     def __init__(self, config: JudgeConfig) -> None:
         super().__init__()

@@ -14,8 +14,19 @@ from typing import Any
 
 import anyio
 
-from orchestra.are.default_agent import SECONDS_PER_MODEL_CALL, AgentTrace, agent_tool_calls, policy_notes
-from orchestra.are.policy import PROVIDER, PolicyFactory, close_channel, open_channel, provider_handler
+from orchestra.are.default_agent import (
+    SECONDS_PER_MODEL_CALL,
+    AgentTrace,
+    agent_tool_calls,
+    policy_notes,
+)
+from orchestra.are.policy import (
+    PROVIDER,
+    PolicyFactory,
+    close_channel,
+    open_channel,
+    provider_handler,
+)
 from orchestra.clock import ClockConfig
 from orchestra.hookspecs import hookimpl
 from orchestra.scenario_files import ScenarioFile

@@ -202,7 +202,7 @@ def test_file_shape(path):
 
 
 def test_every_file_imports_with_ares_importer():
-    from orchestra.are_adapter import import_are
+    from orchestra.are.imports import import_are
 
     import_are()
     from are.simulation.data_handler.importer import JsonScenarioImporter
@@ -224,7 +224,7 @@ def test_every_file_imports_with_ares_importer():
 @pytest.mark.parametrize("name", ["univ_03_exec_files_taxes", "univ_05_time_reply_within_deadline"])
 def test_augmentation_feeds_ares_noise(name):
     """ARE's EnvEventsExpander adds events from `augmentation.apps`; tool renames apply; the oracle run stays clean."""
-    from orchestra.are_adapter import import_are
+    from orchestra.are.imports import import_are
 
     import_are()
     from are.simulation.data_handler.importer import JsonScenarioImporter
@@ -286,9 +286,9 @@ FAKE_TODAYS = (1_803_000_000.0, 1_960_000_000.0)  # 2027-02-19 and 2032-02-10 (U
 
 ONE_UNIVERSE = """
 import hashlib, json, sys
-from orchestra.corpus.export import augmentation_block, export_scenario, render
-from orchestra.corpus.scenarios import ASSIGNMENTS, CONFIG_OF, TEMPLATES, scenario_id
-from orchestra.corpus.universe import SPECS, Universe
+from orchestra_dev.corpus.export import augmentation_block, export_scenario, render
+from orchestra_dev.corpus.scenarios import ASSIGNMENTS, CONFIG_OF, TEMPLATES, scenario_id
+from orchestra_dev.corpus.universe import SPECS, Universe
 spec = next(s for s in SPECS if s.uid == sys.argv[1])
 universe = Universe(spec, int(sys.argv[2]))
 augmentation = augmentation_block(universe)
@@ -307,7 +307,9 @@ def _faked_today(today: float, code: str) -> list[str]:
 
 
 def _env(**extra: str) -> dict[str, str]:
-    return {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "HF_HUB_OFFLINE": "1", **extra}
+    # The generator is dev-only code under devtools/ (not installed): put it on the child's path.
+    path = os.pathsep.join(p for p in (str(REPO / "devtools"), os.environ.get("PYTHONPATH", "")) if p)
+    return {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "HF_HUB_OFFLINE": "1", "PYTHONPATH": path, **extra}
 
 
 def test_generator_output_does_not_depend_on_todays_date():
@@ -317,7 +319,7 @@ def test_generator_output_does_not_depend_on_todays_date():
     "January" on another. Generated text may depend on the seed and the scenario's start time only.
     """
     pytest.importorskip("faker")
-    from orchestra.corpus.universe import SPECS
+    from orchestra_dev.corpus.universe import SPECS
 
     seed = 20241015  # scripts/build_corpus.py's DEFAULT_SEED
     uid = next(s.uid for s in SPECS if not s.large)
@@ -352,7 +354,7 @@ def test_generator_reproduces_committed_files_under_another_hash_seed():
 @pytest.mark.slow
 def test_every_app_loads_in_every_file():
     """ARE builds each app with its own load_state; it logs and *drops* an app whose state fails to load."""
-    from orchestra.are_adapter import import_are
+    from orchestra.are.imports import import_are
 
     import_are()
     from are.simulation.data_handler.importer import JsonScenarioImporter
@@ -377,7 +379,7 @@ def test_oracle_replay_passes_on_every_corpus_scenario(judge_pool):
 @pytest.mark.slow
 def test_every_corpus_perturbation_is_rejected_or_not_applicable():
     """`orchestra judge-check` over the whole corpus: oracle 1.0, every applicable perturbation 0.0."""
-    from orchestra.are_adapter import JudgePool
+    from orchestra.are.judge_pool import JudgePool
     from orchestra.oracle_runs import replay_sources
     from orchestra.perturbations import KINDS
 

@@ -20,7 +20,7 @@ from typing import NoReturn
 
 import pytest
 
-from orchestra import local_llm
+from orchestra_dev import local_llm
 
 REQUIRE_ENV = "ORCHESTRA_REQUIRE_LOCAL_LLM"
 HERE = Path(__file__).resolve().parent

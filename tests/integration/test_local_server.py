@@ -22,9 +22,9 @@ from typing import Any
 
 import pytest
 
-from orchestra import local_llm
+from orchestra_dev import local_llm
 from orchestra.errors import OrchestraError
-from orchestra.local_llm import LocalModelError, LocalServer, assemble_gguf, response_format_for
+from orchestra_dev.local_llm import LocalModelError, LocalServer, assemble_gguf, response_format_for
 
 # --- two toy tools and the union schema a constrained reply must match -------------------------------
 

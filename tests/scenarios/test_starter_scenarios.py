@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from orchestra.are_adapter import import_are
+from orchestra.are.imports import import_are
 
 REPO = Path(__file__).resolve().parents[2]
 SCENARIO_DIR = REPO / "scenarios"

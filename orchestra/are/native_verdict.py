@@ -22,7 +22,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from orchestra.are_adapter import _no_llm_engine, import_are
+from orchestra.are.imports import import_are
+from orchestra.are.judge_pool import _no_llm_engine
 from orchestra.errors import OrchestraError
 from orchestra.judges import JudgeConfig
 from orchestra.session import Session

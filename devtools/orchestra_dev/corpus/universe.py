@@ -34,7 +34,7 @@ from typing import Any
 
 from faker import Faker
 
-from orchestra.corpus import text as T
+from orchestra_dev.corpus import text as T
 
 # 2024-10-15 07:00:00 UTC, a Tuesday: the start time of the public Gaia2 universes.
 START_TIME = 1728975600.0

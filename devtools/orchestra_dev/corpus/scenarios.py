@@ -23,8 +23,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from orchestra.corpus.export import Flow
-from orchestra.corpus.universe import Universe, hid, money
+from orchestra_dev.corpus.export import Flow
+from orchestra_dev.corpus.universe import Universe, hid, money
 
 # ---------------------------------------------------------------------------------------------
 # helpers

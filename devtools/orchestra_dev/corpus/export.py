@@ -23,7 +23,7 @@ import random
 from collections.abc import Callable
 from typing import Any
 
-from orchestra.corpus.universe import START_TIME, Universe, hid
+from orchestra_dev.corpus.universe import START_TIME, Universe, hid
 
 CLASSES: dict[str, Any] = {}
 

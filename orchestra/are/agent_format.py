@@ -1,0 +1,222 @@
+"""ARE's default agent (JSON ReAct) reused verbatim: its system prompt, tool descriptions, parser, message templates and error texts."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover - import for type checkers only
+    pass
+from orchestra.are.environment import DrivenEnvironment
+from orchestra.are.imports import import_are
+from orchestra.types import ToolSpec
+
+# --------------------------------------------------------------------------------------------
+# ARE's agent prompt, for scaffolds that want to match ARE's default agent
+# --------------------------------------------------------------------------------------------
+
+
+def are_system_prompt(env: DrivenEnvironment, scenario: Any, *, agent_instructions: str | None = None, tool_descriptions: str) -> str:
+    """ARE's default agent system prompt, filled as ARE fills it (ARE-NOTES §5.4).
+
+    `agent_instructions=None` keeps ARE's JSON ReAct instructions (the Gaia2 paper's scaffold);
+    other scaffolds pass their own and keep ARE's general and environment instructions.
+    """
+    import_are()
+    from are.simulation.agents.default_agent.prompts.notification_system import (
+        get_notification_system_prompt,
+    )
+    from are.simulation.agents.default_agent.prompts.system_prompt import (
+        ARE_SIMULATION_ENVIRONMENT_INSTRUCTIONS,
+        GENERAL_SYSTEM_PROMPT_TEMPLATE,
+        REACT_LOOP_JSON_SYSTEM_PROMPT,
+        SYSTEM_PROMPT_TEMPLATE,
+    )
+
+    prompt = SYSTEM_PROMPT_TEMPLATE.format(
+        general_instructions=GENERAL_SYSTEM_PROMPT_TEMPLATE,
+        agent_instructions=agent_instructions if agent_instructions is not None else REACT_LOOP_JSON_SYSTEM_PROMPT.format(json_agent_hints=""),
+        environment_instructions=ARE_SIMULATION_ENVIRONMENT_INSTRUCTIONS.format(environment_hints=""),
+    )
+    if getattr(scenario, "additional_system_prompt", None):
+        prompt += "\n\n" + scenario.additional_system_prompt
+    date_str = datetime.fromtimestamp(float(scenario.start_time or 0), tz=timezone.utc).strftime("%Y-%m-%d %H")
+    return (
+        prompt.replace("<<tool_descriptions>>", tool_descriptions)
+        .replace("<<notification_system_description>>", get_notification_system_prompt(env.env.notification_system, scenario.apps))
+        .replace("<<curent_time_description>>", f"Today's date in 'YYYY-MM-DD HH' format is {date_str}")
+        .replace("<<agent_reminder_description>>", "")
+    )
+
+
+
+# --------------------------------------------------------------------------------------------
+# ARE's default agent (JSON ReAct): its tools, parsing and messages, reused verbatim
+# --------------------------------------------------------------------------------------------
+
+#: ARE's `BaseAgent` retries an output holding neither `Thought:` nor `Action:` this many times
+#: (env `BASE_AGENT_INVALID_FORMAT_RETRIES`, default 10) inside one iteration.
+ARE_INVALID_FORMAT_RETRIES = 10
+ARE_STOP_SEQUENCES = ("<end_action>", "Observation:")
+
+
+def are_message_templates() -> dict[str, str]:
+    """How ARE's agent renders each log for the model (`base_agent.DEFAULT_STEP_2_MESSAGE`)."""
+    import_are()
+    from are.simulation.agents.default_agent.base_agent import DEFAULT_STEP_2_MESSAGE
+
+    return dict(DEFAULT_STEP_2_MESSAGE)
+
+
+def are_force_retry_output() -> str:
+    """ARE's canned output when the last message reports a server error (`FORCE_RETRY_PROMPT`)."""
+    import_are()
+    from are.simulation.agents.default_agent.base_agent import FORCE_RETRY_PROMPT
+
+    return str(FORCE_RETRY_PROMPT)
+
+
+class _PlainTool:
+    """A tool that is not an ARE app tool (a plugin's), shaped like ARE's `Tool` for its template."""
+
+    def __init__(self, spec: ToolSpec) -> None:
+        self.name = spec.name
+        self.description = spec.description
+        self.inputs = {a.name: {"description": a.description, "type": a.type_text} for a in spec.args}
+        self.output_type = spec.return_type
+
+
+def are_agent_tools(app_tools: dict[str, Any], extra: dict[str, ToolSpec] | None = None) -> dict[str, Any]:
+    """The tools as ARE's default agent holds them: `AppToolAdapter(app_tool)` per ARE app tool
+    (in ARE's order), then any plugin tools; keyed by the name the model sees."""
+    import_are()
+    from are.simulation.tool_utils import AppToolAdapter
+
+    out: dict[str, Any] = {}
+    for tool in app_tools.values():
+        adapter = AppToolAdapter(tool)
+        out[adapter.name] = adapter
+    for name, spec in (extra or {}).items():
+        out.setdefault(name, _PlainTool(spec))
+    return out
+
+
+def are_tool_descriptions(tools: dict[str, Any]) -> str:
+    """`<<tool_descriptions>>` exactly as ARE renders it (`Toolbox.show_tool_descriptions`)."""
+    import_are()
+    from are.simulation.tool_box import (
+        DEFAULT_TOOL_DESCRIPTION_TEMPLATE,
+        get_tool_description_with_args,
+    )
+
+    return "\n".join(get_tool_description_with_args(t, DEFAULT_TOOL_DESCRIPTION_TEMPLATE) for t in tools.values())
+
+
+def are_tool_description(tool: Any) -> str:
+    import_are()
+    from are.simulation.tool_box import get_tool_description_with_args
+
+    return str(get_tool_description_with_args(tool))
+
+
+def are_react_system_prompt(env: DrivenEnvironment, scenario: Any, tools: dict[str, Any]) -> str:
+    """ARE's default agent system prompt, filled in ARE's order (`ARESimulationAgent.init_system_prompt`,
+    then `update_system_prompt_with_tools` at the agent's first run)."""
+    import_are()
+    from are.simulation.agents.default_agent.base_agent import (
+        update_system_prompt_with_tools,
+    )
+    from are.simulation.agents.default_agent.prompts import (
+        DEFAULT_ARE_SIMULATION_REACT_JSON_SYSTEM_PROMPT,
+        get_notification_system_prompt,
+    )
+
+    prompt = str(DEFAULT_ARE_SIMULATION_REACT_JSON_SYSTEM_PROMPT)
+    if scenario.additional_system_prompt is not None:
+        prompt += "\n\n" + scenario.additional_system_prompt
+    prompt = prompt.replace("<<notification_system_description>>", get_notification_system_prompt(env.env.notification_system, scenario.apps))
+    date_str = datetime.fromtimestamp(scenario.start_time or 0, tz=timezone.utc).strftime("%Y-%m-%d %H")
+    prompt = prompt.replace("<<curent_time_description>>", f"Today's date in 'YYYY-MM-DD HH' format is {date_str}")
+    prompt = prompt.replace("<<agent_reminder_description>>", "")
+    prompts = update_system_prompt_with_tools({"system_prompt": prompt}, list(tools.values()))
+    return "\n\n".join(str(p) for p in prompts.values())
+
+
+class _Silent:
+    """A logger that drops everything: ARE's executor logs every format error with a traceback."""
+
+    def __getattr__(self, name: str) -> Any:
+        return lambda *a, **k: None
+
+
+def are_parse_action(llm_output: str) -> tuple[str, Any]:
+    """ARE's `JsonActionExecutor`: `extract_action` then `parse_action` on an output, raising
+    ARE's own exceptions (`InvalidActionAgentError`, `FormatError`, `JsonParsingAgentError`)
+    with ARE's texts. Returns (tool name, action_input as ARE passes it on)."""
+    import_are()
+    from are.simulation.agents.default_agent.tools.json_action_executor import (
+        JsonActionExecutor,
+    )
+
+    executor = JsonActionExecutor(use_custom_logger=False)
+    executor.logger = _Silent()  # an attribute of our own executor instance
+    action = executor.extract_action(llm_output=llm_output, split_token=executor.action_token)
+    parsed = executor.parse_action(action)
+    return str(parsed.tool_name), parsed.arguments
+
+
+def are_error_text(exc: BaseException) -> str:
+    """An exception as ARE's agent logs it for the model (`BaseAgent.log_error` → `ErrorLog`)."""
+    import_are()
+    from are.simulation.exceptions import LoggedError
+
+    if isinstance(exc, LoggedError):
+        category = exc.category
+    elif type(exc).__name__ in ("PromptTooLongException", "EmptyResponseException"):
+        category = type(exc).__name__
+    else:
+        category = "UnhandledError"
+    return f"Error: {type(exc).__name__}\nException: {exc}\nCategory: {category}"
+
+
+def are_invalid_format_error(llm_output: str) -> BaseException:
+    import_are()
+    from are.simulation.exceptions import InvalidActionAgentError
+
+    return InvalidActionAgentError(f"The LLM output was not formatted correctly: {llm_output}")
+
+
+def are_retries_exhausted_error(count: int, llm_output: str) -> BaseException:
+    import_are()
+    from are.simulation.exceptions import InvalidActionAgentError
+
+    return InvalidActionAgentError(f"LLM did not return a valid output after {count} iterations: {llm_output}")
+
+
+def are_unknown_tool_error(name: str, known: list[str]) -> BaseException:
+    import_are()
+    from are.simulation.exceptions import UnavailableToolAgentError
+
+    return UnavailableToolAgentError(f"Error: unknown tool {name}, should be instead one of {known}.")
+
+
+def are_tool_execution_error(exc: BaseException | str, tool: Any) -> BaseException:
+    """A failed tool call as ARE's executor reports it: ARE's own agent errors pass through;
+    anything else gets the tool's description appended (`JsonExecutionAgentError`)."""
+    import_are()
+    from are.simulation.exceptions import JsonExecutionAgentError, LoggedError
+
+    if isinstance(exc, LoggedError):
+        return exc
+    return JsonExecutionAgentError(
+        f"Error in tool call execution: {exc}\nYou should only use this tool with a correct input.\n"
+        f"As a reminder, this tool's description is the following:\n{are_tool_description(tool)}"
+    )
+
+
+def are_json_parsing_error(message: str) -> BaseException:
+    """ARE's `JsonParsingAgentError` (what its parser raises on a bad action blob)."""
+    import_are()
+    from are.simulation.exceptions import JsonParsingAgentError
+
+    return JsonParsingAgentError(message)

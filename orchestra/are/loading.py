@@ -1,0 +1,279 @@
+"""Loading and validating scenarios through ARE's importer, and preparing one for a rollout (ARE's `preprocess_scenario`, pooled judge, no thread)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from orchestra.errors import ScenarioError
+
+if TYPE_CHECKING:  # pragma: no cover - import for type checkers only
+    from are.simulation.scenarios.scenario_imported_from_json.benchmark_scenario import (
+        BenchmarkScenarioImportedFromJson,
+    )
+    from are.simulation.validation.judge import GraphPerEventJudge
+from orchestra.are.environment import DrivenEnvironment
+from orchestra.are.ids import reseed_apps
+from orchestra.are.imports import import_are
+
+SUPPORTED_VERSION = "are_simulation_v1"
+#: ARE's benchmark runner caps scenarios at these durations (are/simulation/scenarios/config.py).
+MAX_SCENARIO_DURATION = 1800
+MAX_TIME_SCENARIO_DURATION = 420
+
+USER_CONTACTS_APP_NAMES = ("Contacts", "ContactsApp")
+
+# --------------------------------------------------------------------------------------------
+# Loading scenarios
+# --------------------------------------------------------------------------------------------
+
+
+def parse_scenario_json(text: str, source: str | Path) -> BenchmarkScenarioImportedFromJson:
+    """Import a Gaia2-format scenario with ARE's importer, failing loudly where ARE fails silently."""
+    import_are()
+    import pydantic
+    from are.simulation.apps import ALL_APPS
+    from are.simulation.data_handler.importer import JsonScenarioImporter
+    from are.simulation.types import CapabilityTag
+
+    try:
+        raw = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ScenarioError(source, f"malformed JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+    if not isinstance(raw, dict):
+        raise ScenarioError(source, f"expected a JSON object at top level, got {type(raw).__name__}")
+    version = raw.get("version")
+    if version != SUPPORTED_VERSION:
+        raise ScenarioError(source, f"unsupported scenario version {version!r}; expected {SUPPORTED_VERSION!r}")
+    definition = (raw.get("metadata") or {}).get("definition")
+    if not isinstance(definition, dict):
+        raise ScenarioError(source, "missing metadata.definition")
+    tags = definition.get("tags") or []
+    unknown_tags = [t for t in tags if t not in CapabilityTag.__members__]
+    if unknown_tags:
+        raise ScenarioError(
+            source,
+            f"unknown capability tag(s) {unknown_tags} in metadata.definition.tags "
+            f"(known: {sorted(CapabilityTag.__members__)}); ARE would silently drop all tags",
+        )
+    apps = raw.get("apps") or []
+    if not apps:
+        raise ScenarioError(source, "no apps in the file (ARE would try to download them from the HF hub)")
+    known_classes = {cls.__name__ for cls in ALL_APPS}
+    for i, app in enumerate(apps):
+        cls_name = app.get("class_name") or app.get("name")
+        if cls_name not in known_classes:
+            raise ScenarioError(source, f"apps[{i}] ({app.get('name')!r}): unknown app class {cls_name!r}")
+    _check_user_contact(apps, source)
+
+    try:
+        scenario, _, _ = JsonScenarioImporter().import_from_json_to_benchmark(
+            json_str=text, apps_to_skip=["SandboxLocalFileSystem"], load_completed_events=False
+        )
+    except pydantic.ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first.get("loc", ()))
+        raise ScenarioError(source, f"invalid scenario at {where}: {first.get('msg')} ({exc.error_count()} error(s))") from None
+    except Exception as exc:  # ARE raises bare Exceptions / ValueErrors from deep inside
+        raise ScenarioError(source, f"ARE could not import the scenario: {type(exc).__name__}: {exc}") from None
+
+    if not scenario.scenario_id:
+        raise ScenarioError(source, "metadata.definition.scenario_id is empty")
+    if definition.get("start_time") is None:
+        raise ScenarioError(source, "metadata.definition.start_time is null; a fixed start time is required for determinism")
+    return scenario
+
+
+def _check_user_contact(apps: list[dict[str, Any]], source: str | Path) -> None:
+    """The scripted judge needs a `Contacts`/`ContactsApp` app holding exactly one `is_user` contact."""
+    contacts_apps = [a for a in apps if a.get("name") in USER_CONTACTS_APP_NAMES]
+    if not contacts_apps:
+        raise ScenarioError(source, "no app named 'Contacts' or 'ContactsApp': the judge needs the user's contact")
+    state = contacts_apps[0].get("app_state") or {}
+    contacts = state.get("contacts") or {}
+    values = contacts.values() if isinstance(contacts, dict) else contacts
+    users = [c for c in values if isinstance(c, dict) and c.get("is_user")]
+    if len(users) != 1:
+        raise ScenarioError(
+            source,
+            f"app {contacts_apps[0].get('name')!r} must hold exactly one contact with is_user=true "
+            f"(the user contact the judge needs); found {len(users)}",
+        )
+
+
+
+# --------------------------------------------------------------------------------------------
+# Preparing a scenario for a rollout (ARE's preprocess_scenario, pooled judge, no thread)
+# --------------------------------------------------------------------------------------------
+
+
+class FilesContentWarning(UserWarning):
+    """The Files app's contents cannot be read here; its files will read as empty."""
+
+
+def files_content_path() -> str:
+    import_are()
+    from are.simulation import config
+
+    return str(config.DEMO_FS_PATH)
+
+
+def warn_if_file_contents_unavailable(scenario: Any) -> bool:
+    """Gaia2's `Files` app reads contents from `DEMO_FS_PATH` (by default on the HF hub); offline
+    ARE silently serves empty files. Say so — once per process (Python's default warning filter)."""
+    if not any(type(app).__name__ == "SandboxLocalFileSystem" for app in scenario.apps or []):
+        return False
+    path = files_content_path()
+    if not path.startswith("hf://") and Path(path).exists():
+        return False
+    import warnings
+
+    warnings.warn(
+        FilesContentWarning(
+            f"the scenario's Files app reads file contents from DEMO_FS_PATH={path!r}, which is not available "
+            "locally: files will read as empty. Download the gaia2_filesystem dataset and set DEMO_FS_PATH to its "
+            "demo_filesystem folder."
+        ),
+        stacklevel=2,
+    )
+    return True
+
+
+def scenario_duration_cap(scenario: Any) -> int:
+    """ARE's benchmark caps: 420 s for Time-tagged scenarios, 1800 s otherwise."""
+    from are.simulation.types import CapabilityTag
+
+    return MAX_TIME_SCENARIO_DURATION if CapabilityTag.Time in (scenario.tags or ()) else MAX_SCENARIO_DURATION
+
+
+@dataclass
+class PreparedScenario:
+    """A scenario ready for one rollout: initialized, oracle-run, judge attached, turns wired."""
+
+    scenario: Any
+    source: str
+    oracle_log: list[Any] = field(default_factory=list)
+    #: Verdicts of intermediate turns, recorded as ARE's online turn triggers judge them.
+    turn_verdicts: list[dict[str, Any]] = field(default_factory=list)
+    judge: Any = None
+
+    @property
+    def scenario_id(self) -> str:
+        return str(self.scenario.scenario_id)
+
+    @property
+    def nb_turns(self) -> int:
+        return int(self.scenario.nb_turns or 1)
+
+
+def prepare_for_rollout(
+    scenario: Any,
+    judge: GraphPerEventJudge | None,
+    *,
+    source: str,
+    duration: float | None = None,
+) -> PreparedScenario:
+    """Mirror `preprocess_scenario` (are/.../scenario_imported_from_json/utils.py:43-157).
+
+    Differences, each deliberate: the judge comes from a pool instead of being built per scenario;
+    the oracle run is thread-free on a simulated clock (so the oracle timeline the judge compares
+    against is exact and identical in every process); app RNGs are seeded process-independently.
+    """
+    import_are()
+    from are.simulation.apps.system import SystemApp
+    from are.simulation.data_handler.models import ExportedApp
+    from are.simulation.scenarios.scenario_imported_from_json.utils import (
+        is_send_message_to_user,
+    )
+    from are.simulation.types import OracleEvent
+
+    if scenario.serialized_apps and "SystemApp" not in [a.name for a in scenario.serialized_apps]:
+        scenario.serialized_apps.append(ExportedApp(name="SystemApp", class_name="SystemApp", app_state={}))
+    if scenario.apps is not None and "SystemApp" not in [a.name for a in scenario.apps]:
+        scenario.apps.append(SystemApp())
+    scenario.duration = duration if duration is not None else scenario_duration_cap(scenario)
+    scenario.tool_augmentation_config = None
+    scenario.env_events_config = None
+    try:
+        scenario.initialize()
+    except Exception as exc:
+        raise ScenarioError(source, f"ARE could not initialize the scenario: {type(exc).__name__}: {exc}") from None
+    loaded = {a.name for a in scenario.apps or []}
+    dropped = [a.name for a in scenario.serialized_apps or [] if a.name not in loaded]
+    if dropped:
+        raise ScenarioError(source, f"ARE dropped app(s) {dropped} while loading their state (see ARE's log)")
+    reseed_apps(scenario)
+    warn_if_file_contents_unavailable(scenario)
+
+    has_oracle = any(isinstance(e, OracleEvent) for e in scenario.events)
+    if not has_oracle:
+        raise ScenarioError(source, "the scenario has no oracle events: there is nothing to judge against")
+    if judge is None:
+        raise ValueError("a judge is required")
+
+    oracle_env = DrivenEnvironment(scenario, oracle_mode=True)
+    oracle_env.start()
+    oracle_env.run_oracle()
+    oracle_env.stop()
+    oracle_log = oracle_env.event_log()
+    failed = [e for e in oracle_log if e.failed()]
+    if failed:
+        details = "; ".join(f"{e.tool_name}: {e.metadata.exception}" for e in failed[:3])
+        raise ScenarioError(source, f"the oracle run failed ({len(failed)} event(s)): {details}")
+    ran = {e.event_id for e in oracle_log}
+    missed = [e.event_id for e in scenario.events if isinstance(e, OracleEvent) and e.event_id not in ran]
+    if missed:
+        raise ScenarioError(
+            source,
+            f"oracle action(s) {missed} did not happen within the scenario duration ({scenario.duration} s); "
+            "the judge would expect nothing of them — raise the duration",
+        )
+    scenario.soft_reset()
+    reseed_apps(scenario)
+    scenario.oracle_run_event_log = oracle_log
+    scenario.judge = judge
+    prepared = PreparedScenario(scenario=scenario, source=source, oracle_log=oracle_log, judge=judge)
+
+    def recording_trigger(env: Any, turn_idx: int) -> tuple[bool, dict[str, str]]:
+        success, matches = judge.trigger_condition(env, turn_idx)
+        prepared.turn_verdicts.append(
+            {
+                "turn": len(prepared.turn_verdicts),
+                "success": bool(success),
+                "rationale": None if success else str(judge.state.last_turn_rationale),
+                "sim_seconds": float(env.time_manager.time()) - float(scenario.start_time),
+            }
+        )
+        return success, matches
+
+    scenario.initialize_turns(
+        trigger_condition=recording_trigger,
+        validation_fn=judge.validate,
+        offline_validation=False,
+        is_end_of_turn_event=is_send_message_to_user,
+    )
+    try:
+        judge.initialize_state(scenario)
+    except Exception as exc:
+        raise ScenarioError(source, f"the scripted judge cannot judge this scenario: {type(exc).__name__}: {exc}") from None
+    return prepared
+
+
+
+
+def oracle_events(scenario: Any) -> dict[str, Any]:
+    """The scenario's `OracleEvent`s (what the agent is expected to do), by event id."""
+    import_are()
+    from are.simulation.types import OracleEvent
+
+    return {e.event_id: e for e in scenario.events if isinstance(e, OracleEvent)}
+
+
+def oracle_run_agent_events(oracle_log: list[Any]) -> list[Any]:
+    """The AGENT events of the oracle run, in (time, id) order."""
+    import_are()
+    from are.simulation.types import EventType
+
+    return sorted((e for e in oracle_log if e.event_type == EventType.AGENT), key=lambda e: (e.event_time, e.event_id))

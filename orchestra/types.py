@@ -1,0 +1,179 @@
+"""The data that flows between the host, the session, scaffolds, models, tools and plugins.
+
+Dependency-free on purpose (standard library only): the hook specifications, scaffolds and
+plugins type their arguments with these classes without importing the loop, the session, ARE or
+litellm, so a plugin author reads the whole data contract here and nothing else.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+#: How a scaffold expects the model to answer; offline models (oracle, scripted) read it.
+ActionFormat = Literal["react", "tool_calls", "code"]
+
+
+@dataclass(frozen=True)
+class Usage:
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    reasoning_tokens: int = 0
+    #: True when the provider returned no usage and orchestra counted tokens locally.
+    counted_locally: bool = False
+
+
+@dataclass
+class ToolCall:
+    """One action the model asked for. `arguments` is a dict once parsed; `error` says why not."""
+
+    name: str
+    arguments: dict[str, Any] = field(default_factory=dict)
+    id: str = ""
+    error: str | None = None
+    #: False for a call refused before it was made (e.g. a second call where one is allowed);
+    #: ARE logs a call before running it, so a logged call that fails still counts for termination.
+    logged: bool = True
+
+
+@dataclass
+class ModelRequest:
+    messages: list[dict[str, Any]]
+    action_format: ActionFormat
+    tools: list[dict[str, Any]] | None = None  # OpenAI function-tool schemas, for native tool calling
+    tool_choice: str | dict[str, Any] | None = None
+    parallel_tool_calls: bool | None = None
+    stop: list[str] | None = None
+    response_format: dict[str, Any] | None = None  # constrained decoding, when the scaffold asks
+    temperature: float | None = None
+    max_tokens: int | None = None
+
+
+@dataclass
+class ModelResponse:
+    text: str | None
+    tool_calls: list[ToolCall]
+    usage: Usage
+    model: str = ""
+    finish_reason: str | None = None
+    cost_usd: float = 0.0
+    #: Attempts it took (transient failures are retried; only the final answer is charged).
+    attempts: int = 1
+
+
+# ---------------------------------------------------------------------------------------- tools
+
+
+@dataclass(frozen=True)
+class ToolArg:
+    name: str
+    type_hint: Any
+    type_text: str
+    description: str
+    required: bool
+    default: Any = None
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """What a scaffold needs to know about one agent tool (`<App instance name>__<method>`)."""
+
+    name: str
+    app_name: str
+    app_class: str
+    method: str
+    description: str
+    args: tuple[ToolArg, ...]
+    return_type: str
+    writes: bool
+
+
+
+
+@dataclass
+class Notification:
+    """One message from ARE's notification system, as the agent will see it."""
+
+    kind: str  # "user" | "environment" | "stop"
+    text: str
+    timestamp: float
+
+
+@dataclass
+class ToolOutcome:
+    """What one tool call did. `ok=False` means `error` says why; the rollout goes on either way."""
+
+    name: str
+    arguments: dict[str, Any]
+    ok: bool
+    output: Any = None
+    error: str | None = None
+    sim_time: float = 0.0
+    #: Filled by `call_tool` after a wait (the agent loop leaves them queued for its pre-step).
+    notifications: list[Notification] = field(default_factory=list)
+    #: The exception the tool raised (ARE's agent renders it with its own texts).
+    exception: BaseException | None = None
+    #: The output as the model was shown it, rendered by the scaffold right after the call.
+    observation: str | None = None
+
+
+# ---------------------------------------------------------------------------------------- steps
+
+
+class StepDecision(str, enum.Enum):
+    """What happens after a step (the `post_step` hook's answer)."""
+
+    STOP = "stop"
+    END_TURN = "end_turn"
+    PAUSE = "pause"
+    CONTINUE = "continue"
+    #: A sub-agent returned (its `final_answer` tool): its run is over, its answer goes to the parent.
+    RETURN = "return"
+
+
+@dataclass
+class StepRecord:
+    """One iteration of an agent: the model's response, the calls it made and what they did."""
+
+    index: int
+    response: ModelResponse | None
+    calls: list[ToolCall]
+    outcomes: list[ToolOutcome]
+    format_error: str | None = None
+    #: Outputs asked again inside this iteration (ARE's invalid-format retries), with the reason.
+    retries: list[tuple[ModelResponse, str]] = field(default_factory=list)
+    #: The model call failed for good: the error as the model was shown it.
+    model_error: str | None = None
+
+    @property
+    def last_tool(self) -> str | None:
+        """The last call ARE would have logged (a call is logged before it runs, failed or not)."""
+        logged = [c.name for c in self.calls if c.logged]
+        return logged[-1] if logged else None
+
+
+@dataclass
+class AgentLedger:
+    """What one agent spent in one rollout: the per-agent line of a rollout record."""
+
+    name: str
+    role: str = "main"
+    parent: str | None = None
+    model: str = ""
+    scaffold: str = ""
+    steps: int = 0
+    runs: int = 0
+    turns: int = 0
+    model_calls: int = 0
+    tool_calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    reasoning_tokens: int = 0
+    cost_usd: float = 0.0
+    #: Simulated seconds this agent's own model calls and tool calls moved the clock.
+    sim_seconds: float = 0.0
+    stop_reason: str | None = None
+    error: str | None = None
+    #: A sub-agent's final answer (what its parent got back as the tool outcome).
+    answer: str | None = None
