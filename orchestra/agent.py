@@ -1,9 +1,21 @@
-"""One agent's loop inside a rollout: pre-step → model → tools → post-step, all through hooks.
+"""One agent's loop inside a rollout, as a stepper that can be driven from outside.
 
-The loop owns the order of calls and ARE's loop semantics, nothing else; notifications,
+`AgentStepper` owns the order of calls and ARE's loop semantics, nothing else; notifications,
 termination, clock charging, the model and the tools are plugins (see `orchestra.hookspecs`).
-It is ARE's default agent loop (`ARESimulationAgent.agent_loop` around `BaseAgent.execute_agent_loop`,
-are/simulation/agents/default_agent/), on the simulated clock:
+It asks for model calls instead of making them:
+
+    stepper = AgentStepper(agent)
+    request = await stepper.next_request()       # runs the loop up to its next model call
+    while request is not None:
+        await stepper.apply(response_for(request))   # accept: charge the clock, act, decide
+        request = await stepper.next_request()
+
+so a trainer that owns the model call (verifiers' `MultiTurnEnv`) drives the same loop that
+`run_agent` — a thin driver calling the `model_call` hook — drives. A model call that failed for
+good is handed in with `await stepper.fail(exc)`.
+
+The main agent's loop is ARE's default agent loop (`ARESimulationAgent.agent_loop` around
+`BaseAgent.execute_agent_loop`, are/simulation/agents/default_agent/), on the simulated clock:
 
 * **Outer loop (turns).** Idle, uncharged, until a user message *or* an environment notification
   is due; pop the user messages (they become the task, joined by newlines; empty when only the
@@ -17,54 +29,50 @@ are/simulation/agents/default_agent/), on the simulated clock:
   (a real event: it ends the turn and fires the turn judge) and end the run. An iteration is:
   pre-step, one model call — an output the scaffold finds unusable as a whole (ARE: neither
   `Thought:` nor `Action:`) is asked again, up to 10 times, inside the same iteration — then the
-  tool calls, then post-step. A model failure that survived the retries is shown to the model as
-  ARE shows exceptions and costs the iteration, as in ARE.
+  scaffold's action (its tool calls, produced as it runs), then post-step. A model failure that
+  survived the retries is shown to the model as ARE shows exceptions and costs the iteration.
+
+A sub-agent (`role="sub"`, started by `spawn` on the parent's session and clock) has one run: its
+task, its own mailbox, its own tools (shaped by the `agent_tools` hook), until it returns through
+the `final_answer` tool, spends its budget or the environment stops.
 """
 
 from __future__ import annotations
 
-import enum
 import uuid
+from collections.abc import AsyncGenerator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from orchestra.are.agent_format import ARE_INVALID_FORMAT_RETRIES
-from orchestra.types import ModelResponse, ToolCall
+from orchestra.errors import OrchestraError
 from orchestra.models import ModelConfig, ModelError
-from orchestra.session import SEND_TO_USER_TOOL, Session, ToolOutcome
+from orchestra.session import SEND_TO_USER_TOOL, Session
+from orchestra.types import AgentLedger, ModelRequest, ModelResponse, StepDecision, StepRecord, ToolCall, ToolOutcome, ToolSpec
 
 if TYPE_CHECKING:  # pragma: no cover
     from orchestra.host import Host
-    from orchestra.scaffold import Scaffold
+    from orchestra.scaffold import Action, Scaffold
 
 #: ARE's default agent budget (`max_iterations=80`), counted over the whole scenario.
 DEFAULT_MAX_STEPS = 80
+#: A sub-agent's default budget (its own, not the main agent's).
+DEFAULT_SUB_AGENT_MAX_STEPS = 20
+#: The tool a sub-agent returns through (added to sub-agents' tools by the built-in `subagents` plugin).
+FINAL_ANSWER_TOOL = "final_answer"
+MAIN = "main"
 
-
-class StepDecision(str, enum.Enum):
-    STOP = "stop"
-    END_TURN = "end_turn"
-    PAUSE = "pause"
-    CONTINUE = "continue"
-
-
-@dataclass
-class StepRecord:
-    index: int
-    response: ModelResponse | None
-    calls: list[ToolCall]
-    outcomes: list[ToolOutcome]
-    format_error: str | None = None
-    #: Outputs asked again inside this iteration (ARE's invalid-format retries), with the reason.
-    retries: list[tuple[ModelResponse, str]] = field(default_factory=list)
-    #: The model call failed for good: the error as the model was shown it.
-    model_error: str | None = None
-
-    @property
-    def last_tool(self) -> str | None:
-        """The last call ARE would have logged (a call is logged before it runs, failed or not)."""
-        logged = [c.name for c in self.calls if c.logged]
-        return logged[-1] if logged else None
+__all__ = [
+    "DEFAULT_MAX_STEPS",
+    "FINAL_ANSWER_TOOL",
+    "AgentContext",
+    "AgentStepper",
+    "StepDecision",
+    "StepRecord",
+    "make_agent",
+    "run_agent",
+    "spawn",
+]
 
 
 @dataclass
@@ -77,65 +85,207 @@ class AgentContext:
     scaffold: Scaffold
     host: Host
     max_steps: int = DEFAULT_MAX_STEPS
+    #: "main" (ARE's agent: talks to the user, receives ARE's notifications) or "sub".
+    role: str = MAIN
+    parent: str | None = None
+    #: A sub-agent's task (what its parent asked); None for the main agent (its tasks are turns).
+    task: str | None = None
+    #: The agent's own tool list (the `agent_tools` hook shaped it); default: its scaffold's.
+    tools: dict[str, ToolSpec] = field(default_factory=dict)
     rollout_id: str = field(default_factory=lambda: uuid.uuid4().hex)
-    #: Iterations spent (ARE's `iterations`: never reset between turns; errors count too).
-    steps: int = 0
-    #: Runs of the agent (ARE's `react_agent.run` calls) and finished turns.
-    runs: int = 0
-    turns: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    reasoning_tokens: int = 0
-    cost_usd: float = 0.0
-    stop_reason: str | None = None
+    #: What this agent spent (steps, runs, turns, tokens, cost, tool calls, simulated seconds).
+    ledger: AgentLedger = field(default_factory=lambda: AgentLedger(name=MAIN))
     records: list[StepRecord] = field(default_factory=list)
     #: Scratch space for plugins, keyed by plugin name (never shared between rollouts).
     state: dict[str, Any] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        self.ledger.name, self.ledger.role, self.ledger.parent = self.name, self.role, self.parent
+        self.ledger.model = self.model.model
+        if not self.tools and self.scaffold is not None:
+            self.tools = dict(self.scaffold.tools)
+        self.session.register_agent(self.ledger)
+
+    # Counters plugins and scaffolds read (ARE's names); the ledger holds them.
+    @property
+    def steps(self) -> int:
+        """Iterations spent (ARE's `iterations`: never reset between turns; errors count too)."""
+        return self.ledger.steps
+
+    @property
+    def runs(self) -> int:
+        return self.ledger.runs
+
+    @property
+    def turns(self) -> int:
+        return self.ledger.turns
+
+    @property
+    def prompt_tokens(self) -> int:
+        return self.ledger.prompt_tokens
+
+    @property
+    def completion_tokens(self) -> int:
+        return self.ledger.completion_tokens
+
+    @property
+    def reasoning_tokens(self) -> int:
+        return self.ledger.reasoning_tokens
+
+    @property
+    def cost_usd(self) -> float:
+        return self.ledger.cost_usd
+
+    @property
+    def stop_reason(self) -> str | None:
+        return self.ledger.stop_reason
+
+    @stop_reason.setter
+    def stop_reason(self, value: str | None) -> None:
+        self.ledger.stop_reason = value
+
+    @property
+    def is_main(self) -> bool:
+        return self.role == MAIN
+
+
+class AgentStepper:
+    """The agent loop as a coroutine that yields model requests and receives model responses."""
+
+    def __init__(self, agent: AgentContext) -> None:
+        self.agent = agent
+        self._loop: AsyncGenerator[ModelRequest, ModelResponse] = _loop(agent)
+        self._pending: ModelRequest | None = None
+        self._started = False
+        self.finished = False
+
+    async def next_request(self) -> ModelRequest | None:
+        """The model request the loop waits for, running the loop up to it; None once the agent is done."""
+        if self.finished:
+            return None
+        if self._pending is None and not self._started:
+            self._started = True
+            await self._advance(self._loop.__anext__())
+        return self._pending
+
+    async def apply(self, response: ModelResponse) -> None:
+        """Accept `response` for the pending request: the clock is charged (`model_response` hook),
+        the scaffold's action runs, termination is decided, and the loop runs to its next request."""
+        if self._pending is None:
+            raise OrchestraError(f"agent {self.agent.name!r}: apply() without a pending request (call next_request() first)")
+        await self._advance(self._loop.asend(response))
+
+    async def fail(self, exc: ModelError) -> None:
+        """The pending model call failed after its retries: shown to the model (ARE) or, when
+        permanent, raised here and the agent is finished."""
+        if self._pending is None:
+            raise OrchestraError(f"agent {self.agent.name!r}: fail() without a pending request")
+        await self._advance(self._loop.athrow(exc))
+
+    async def _advance(self, step: Any) -> None:
+        try:
+            self._pending = await step
+        except StopAsyncIteration:
+            self._pending, self.finished = None, True
+        except BaseException:
+            self._pending, self.finished = None, True
+            raise
+
+    async def aclose(self) -> None:
+        await self._loop.aclose()
+        self.finished = True
+
 
 async def run_agent(agent: AgentContext) -> None:
-    """Drive `agent` until it stops. A permanent `ModelError` propagates: it ends this rollout, not the batch."""
+    """Drive `agent` until it stops, through the `agent_run` hook (which plugins wrap).
+
+    A permanent `ModelError` propagates: it ends this rollout (or, for a sub-agent, its `spawn`)."""
+    await agent.host.hook.agent_run(agent=agent)
+
+
+async def drive(agent: AgentContext) -> None:
+    """The built-in driver: each request goes to the `model_call` hook (retries, wrappers, caches)."""
+    stepper = AgentStepper(agent)
+    request = await stepper.next_request()
+    while request is not None:
+        try:
+            response = await agent.host.hook.model_call(agent=agent, request=request)
+        except ModelError as exc:
+            await stepper.fail(exc)
+        else:
+            await stepper.apply(response)
+        request = await stepper.next_request()
+
+
+# ------------------------------------------------------------------------------------ the loop
+
+
+async def _loop(agent: AgentContext) -> AsyncGenerator[ModelRequest, ModelResponse]:
+    """The whole agent as one coroutine: each `yield request` is a model call it needs answered."""
     session = agent.session
     agent.scaffold.start(agent)
     while not session.done:
-        if not session.idle_until_notification():
-            break
-        users, stop = session.take_user_messages()
-        if stop or session.done:
-            break
-        agent.runs += 1
-        agent.scaffold.new_task(agent, "\n".join(n.text for n in users))
-        decision = await _run(agent)
-        if decision == StepDecision.END_TURN:
-            agent.turns += 1
+        if agent.is_main:
+            if not session.idle_until_notification():
+                break
+            users, stop = session.take_user_messages()
+            if stop or session.done:
+                break
+            task = "\n".join(n.text for n in users)
+        elif agent.runs:
+            break  # a sub-agent has exactly one run: its task
+        else:
+            task = agent.task or ""
+        agent.ledger.runs += 1
+        agent.scaffold.new_task(agent, task)
+        # One run (ARE's `execute_agent_loop`), until its termination condition holds.
+        while True:
+            if session.done:
+                decision = StepDecision.STOP
+                break
+            if agent.steps >= agent.max_steps:
+                if agent.is_main:
+                    await _answer_max_iterations(agent)
+                    decision = StepDecision.END_TURN
+                else:
+                    agent.stop_reason, decision = "step_budget", StepDecision.STOP
+                break
+            # Relay the iteration's model requests out and the responses (or failures) in.
+            iteration = _iteration(agent)
+            try:
+                request = await iteration.__anext__()
+                while True:
+                    try:
+                        response = yield request
+                    except ModelError as exc:
+                        request = await iteration.athrow(exc)
+                    else:
+                        request = await iteration.asend(response)
+            except StopAsyncIteration:
+                pass
+            decision = _after_step(agent, agent.state.pop("_step"))
+            if decision != StepDecision.CONTINUE:
+                break
+        if decision == StepDecision.END_TURN and agent.is_main:
+            agent.ledger.turns += 1
             session.end_turn()
-        elif decision == StepDecision.STOP:
+        elif decision in (StepDecision.STOP, StepDecision.RETURN) or not agent.is_main:
             break
     if agent.stop_reason is None:
-        agent.stop_reason = session.stop_reason
+        agent.stop_reason = "returned" if agent.ledger.answer is not None else session.stop_reason
 
 
-async def _run(agent: AgentContext) -> StepDecision:
-    """One run of the agent (ARE's `execute_agent_loop`), until its termination condition holds."""
+def _after_step(agent: AgentContext, step: StepRecord) -> StepDecision:
+    agent.records.append(step)
+    agent.ledger.steps += 1
+    decision: StepDecision | None = agent.host.hook.post_step(agent=agent, step=step)
+    return decision or StepDecision.CONTINUE
+
+
+async def _iteration(agent: AgentContext) -> AsyncGenerator[ModelRequest, ModelResponse]:
+    """One iteration. Yields each model request and receives its response (a failed call is
+    thrown in at the `yield`). The finished `StepRecord` is left in `state["_step"]`."""
     hook = agent.host.hook
-    session = agent.session
-    while True:
-        if session.done:
-            return StepDecision.STOP
-        if agent.steps >= agent.max_steps:
-            await _answer_max_iterations(agent)
-            return StepDecision.END_TURN
-        step = await _iteration(agent)
-        agent.records.append(step)
-        agent.steps += 1
-        decision = hook.post_step(agent=agent, step=step) or StepDecision.CONTINUE
-        if decision != StepDecision.CONTINUE:
-            return decision
-
-
-async def _iteration(agent: AgentContext) -> StepRecord:
-    hook = agent.host.hook
-    session = agent.session
     scaffold = agent.scaffold
     injected = [m for msgs in hook.pre_step(agent=agent) if msgs for m in msgs]
     if injected:
@@ -144,11 +294,16 @@ async def _iteration(agent: AgentContext) -> StepRecord:
     retries: list[tuple[ModelResponse, str]] = []
     response: ModelResponse | None = None
     exhausted = False
+    attempts = 0
     try:
-        attempts = 0
         while True:
-            response = scaffold.forced_response(request) or await hook.model_call(agent=agent, request=request)
-            _account(agent, response)
+            forced = scaffold.forced_response(request)
+            if forced is not None:
+                response = forced
+            else:
+                response = yield request
+                hook.model_response(agent=agent, request=request, response=response)
+            _account(agent, response, charged=forced is None)
             attempts += 1
             if attempts > ARE_INVALID_FORMAT_RETRIES:
                 exhausted = True
@@ -163,25 +318,42 @@ async def _iteration(agent: AgentContext) -> StepRecord:
             raise
         text = scaffold.model_error_text(exc)
         scaffold.record_model_error(agent, text)
-        return StepRecord(agent.steps, response, [], [], retries=retries, model_error=text)
+        agent.state["_step"] = StepRecord(agent.steps, response, [], [], retries=retries, model_error=text)
+        return
     assert response is not None
     if exhausted:
-        calls, format_error = [], scaffold.exhausted_error(response, attempts)
+        calls, outcomes, format_error = [], [], scaffold.exhausted_error(response, attempts)
     else:
-        calls, format_error = scaffold.parse(response)
+        calls, outcomes, format_error = await _act(agent, scaffold.action(agent, response))
+    scaffold.record(agent, response, calls, outcomes, format_error)
+    agent.state["_step"] = StepRecord(agent.steps, response, calls, outcomes, format_error, retries=retries)
+
+
+async def _act(agent: AgentContext, action: Action) -> tuple[list[ToolCall], list[ToolOutcome], str | None]:
+    """Run a scaffold's action: each tool call it produces is executed (through the `tool_call`
+    hook) and its outcome sent back, until the action ends or the environment stops."""
+    session = agent.session
+    calls: list[ToolCall] = []
     outcomes: list[ToolOutcome] = []
-    for call in calls:
-        if session.done:
-            break
-        if call.error is not None:
-            outcome = ToolOutcome(call.name, call.arguments, ok=False, error=call.error, sim_time=session.now)
-        else:
-            outcome = await hook.tool_call(agent=agent, call=call)
-        outcome.observation = scaffold.render_output(outcome)  # now: later events may mutate the objects
-        outcomes.append(outcome)
-    done_calls = calls[: len(outcomes)]
-    scaffold.record(agent, response, done_calls, outcomes, format_error)
-    return StepRecord(agent.steps, response, done_calls, outcomes, format_error, retries=retries)
+    run = action.run()
+    try:
+        call = next(run)
+        while True:
+            if session.done:
+                break
+            if call.error is not None:
+                outcome = ToolOutcome(call.name, call.arguments, ok=False, error=call.error, sim_time=session.now)
+            else:
+                outcome = await agent.host.hook.tool_call(agent=agent, call=call)
+            outcome.observation = agent.scaffold.render_output(outcome)  # now: later events may mutate the objects
+            calls.append(call)
+            outcomes.append(outcome)
+            call = run.send(outcome)
+    except StopIteration:
+        pass
+    finally:
+        run.close()
+    return calls, outcomes, action.format_error
 
 
 async def _answer_max_iterations(agent: AgentContext) -> None:
@@ -193,8 +365,91 @@ async def _answer_max_iterations(agent: AgentContext) -> None:
     agent.stop_reason = "step_budget"
 
 
-def _account(agent: AgentContext, response: ModelResponse) -> None:
-    agent.prompt_tokens += response.usage.prompt_tokens
-    agent.completion_tokens += response.usage.completion_tokens
-    agent.reasoning_tokens += response.usage.reasoning_tokens
-    agent.cost_usd += response.cost_usd
+def _account(agent: AgentContext, response: ModelResponse, *, charged: bool) -> None:
+    ledger = agent.ledger
+    ledger.model_calls += int(charged)
+    ledger.prompt_tokens += response.usage.prompt_tokens
+    ledger.completion_tokens += response.usage.completion_tokens
+    ledger.reasoning_tokens += response.usage.reasoning_tokens
+    ledger.cost_usd += response.cost_usd
+
+
+# ------------------------------------------------------------------------------ making agents
+
+
+def make_agent(
+    session: Session,
+    host: Host,
+    *,
+    model: ModelConfig,
+    scaffold: str,
+    scaffold_options: dict[str, Any] | None = None,
+    name: str = MAIN,
+    role: str = MAIN,
+    parent: str | None = None,
+    task: str | None = None,
+    max_steps: int = DEFAULT_MAX_STEPS,
+    tools: dict[str, ToolSpec] | None = None,
+) -> AgentContext:
+    """An agent on `session`: its tools (default: the session's ARE tools plus plugin-registered
+    tools) shaped by the `agent_tools` hook, then its scaffold built over them."""
+    from orchestra.scaffold import ScaffoldOptions
+
+    factory = host.scaffold(scaffold)
+    base = dict(tools) if tools is not None else {**session.tools, **{n: spec for n, (spec, _) in host.tools.items()}}
+    agent = AgentContext(
+        name=name, session=session, model=model, scaffold=None, host=host,  # type: ignore[arg-type]  # built below
+        max_steps=max_steps, role=role, parent=parent, task=task, tools=base,
+    )
+    agent.ledger.scaffold = scaffold
+    host.hook.agent_tools(agent=agent, tools=agent.tools)
+    agent.scaffold = factory(dict(agent.tools), ScaffoldOptions(**(scaffold_options or {})))
+    return agent
+
+
+async def spawn(
+    parent: AgentContext,
+    task: str,
+    *,
+    name: str | None = None,
+    call: ToolCall | None = None,
+    model: ModelConfig | None = None,
+    scaffold: str | None = None,
+    scaffold_options: dict[str, Any] | None = None,
+    tools: dict[str, ToolSpec] | None = None,
+    max_steps: int = DEFAULT_SUB_AGENT_MAX_STEPS,
+) -> ToolOutcome:
+    """Run a sub-agent on `parent`'s session and clock until it returns; its answer is the outcome.
+
+    The child gets its own mailbox (nothing of ARE's notifications: they stay queued for the main
+    agent), its own tool list (default: the parent's tools, shaped by `agent_tools` for a
+    sub-agent — the built-in `subagents` plugin adds `final_answer` and removes the user-facing
+    and waiting tools) and its own ledger. Its model calls and tool calls move the shared clock
+    while the parent waits for the outcome. A child that fails — its model fails for good, it
+    spends its budget without answering, the environment stops — comes back as a failed outcome
+    (`ok=False`, `error` says why); the rollout goes on and is judged as usual.
+    """
+    session = parent.session
+    base = name or f"{parent.name}.sub"
+    unique, n = base, 1
+    while unique in session.ledgers:
+        n += 1
+        unique = f"{base}#{n}"
+    child = make_agent(
+        session, parent.host, model=model or parent.model, scaffold=scaffold or parent.ledger.scaffold or "tool_calling",
+        scaffold_options=scaffold_options, name=unique, role="sub", parent=parent.name, task=task,
+        max_steps=max_steps, tools=tools if tools is not None else dict(parent.tools),
+    )
+    label = call.name if call is not None else "spawn"
+    arguments = call.arguments if call is not None else {"task": task}
+    started = session.now
+    try:
+        await run_agent(child)
+    except ModelError as exc:
+        child.ledger.error = f"{type(exc).__name__}: {exc}"
+        child.stop_reason = "model_error"
+    ledger = child.ledger
+    if ledger.answer is not None and ledger.error is None:
+        return ToolOutcome(label, arguments, ok=True, output=ledger.answer, sim_time=started)
+    why = ledger.error or f"it stopped without a final answer ({ledger.stop_reason})"
+    return ToolOutcome(label, arguments, ok=False, error=f"sub-agent {child.name!r} failed: {why}", sim_time=started)

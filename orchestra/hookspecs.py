@@ -1,98 +1,200 @@
-"""orchestra's extension surface: every hook a plugin can implement, on one screen.
+"""orchestra's extension surface: every hook a plugin can implement, documented like pytest's.
 
-Built-in behaviour (notifications, termination, clock charging, litellm models, the session's
-tools, the three scaffolds) is implemented by plugins over exactly these hooks, registered through
-the same `orchestra` entry-point group third-party plugins use.
+Built-in behaviour (notifications, termination, clock charging, sub-agents, the litellm and
+offline models, the session's tools, the three scaffolds, the drivers) is implemented by plugins
+over exactly these hooks. The host registers the built-ins first, in the fixed order of
+`orchestra.host.BUILTIN_PLUGINS`, then third-party plugins from the `orchestra` entry-point group
+(sorted by name), then plugins passed in code. Where order matters below it is pluggy's: the
+most recently registered implementation runs first, `tryfirst` / `trylast` override that, and
+wrappers (`@hookimpl(wrapper=True)`) run around all of them.
 
 Conventions:
 
 * Registration hooks receive a `register` callable; the host owns the registries.
 * `firstresult=True` hooks answer "who handles this?": the first non-None result wins.
-* `model_call` and `tool_call` return *awaitables* (model calls are async; a tool call may run a
-  whole sub-agent). Wrap them with `@hookimpl(wrapper=True)`: `inner = yield` gives the inner
-  awaitable; return a new awaitable that awaits it, e.g.::
+* `agent_run`, `model_call`, `tool_call` and `rollout` return *awaitables* (they are async: a
+  model call, a tool call that runs a whole sub-agent). Wrap them with `@hookimpl(wrapper=True)`:
+  `inner = yield` gives the inner awaitable; return a new awaitable that awaits it::
 
       @hookimpl(wrapper=True)
-      def model_call(agent, request):
+      def agent_run(agent):
           inner = yield
-          async def timed():
-              response = await inner
-              ...  # look at / replace the response
-              return response
-          return timed()
+          async def traced():
+              with tracer.start_as_current_span(f"invoke_agent {agent.name}"):
+                  return await inner
+          return traced()
 
-  Wrappers are where the clock charges time, tracing opens spans, noise injects failures and
-  caches answer.
+The data types are in `orchestra.types` (dependency-free); this module imports nothing else of
+orchestra, so reading it never pulls in the loop, the session or ARE.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pluggy
 
-if TYPE_CHECKING:  # pragma: no cover
-    from orchestra.agent import AgentContext, StepDecision, StepRecord
-    from orchestra.types import ModelRequest, ModelResponse, ToolCall
-    from orchestra.session import ToolOutcome
+from orchestra.types import AgentView, ModelRequest, ModelResponse, StepDecision, StepRecord, ToolCall, ToolOutcome, ToolSpec
 
 PROJECT = "orchestra"
 hookspec = pluggy.HookspecMarker(PROJECT)
 hookimpl = pluggy.HookimplMarker(PROJECT)
 
 
+# ------------------------------------------------------------------------------ registration
+
+
 @hookspec
 def register_scaffolds(register: Callable[[str, Callable[..., Any]], None]) -> None:
-    """Add scaffolds: `register(name, factory)`; `factory(tools, options)` returns a `Scaffold`."""
+    """Add scaffolds.
+
+    :param register: `register(name, factory)`; `factory(tools: dict[str, ToolSpec], options:
+        ScaffoldOptions)` returns an `orchestra.scaffold.Scaffold`. A name registered twice is an error.
+
+    Called once per host, for every plugin; the return value is ignored.
+    """
 
 
 @hookspec
 def register_models(register: Callable[[str, Any], None]) -> None:
-    """Add model providers: `register(provider, handler)` with a `litellm.CustomLLM` handler.
+    """Add model providers.
 
-    Models are then addressed as `"<provider>/<model>"` through litellm like any real API.
+    :param register: `register(provider, handler)` with a `litellm.CustomLLM` handler; models are
+        then addressed as `"<provider>/<model>"` through litellm like any real API.
+
+    Called once per host; the return value is ignored.
     """
 
 
 @hookspec
-def register_tools(register: Callable[[Any, Callable[..., Any]], None]) -> None:
-    """Add agent tools beyond the scenario's apps: `register(spec: ToolSpec, fn(**arguments))`."""
+def register_tools(register: Callable[[ToolSpec, Callable[..., Any]], None]) -> None:
+    """Add tools beyond the scenario's apps, offered to every agent by default.
+
+    :param register: `register(spec, fn)`; `fn(**arguments)` runs the tool (synchronously, at the
+        simulated now); its return value is the output, an exception a failed outcome.
+
+    Called once per host; the return value is ignored.
+    """
+
+
+# ------------------------------------------------------------------------------ a rollout
+
+
+@hookspec(firstresult=True)
+def rollout(spec: Any, host: Any, judge_pool: Any) -> Awaitable[Any] | None:
+    """Run one rollout: `RolloutSpec` in, awaitable `RolloutRecord` out.
+
+    :param spec: the `orchestra.rollout.RolloutSpec` (serialisable: scenario, agents, clock, judge, seed).
+    :param host: the `orchestra.host.Host` running it.
+    :param judge_pool: the `JudgePool` to take the judge from, or None for the process-wide one.
+
+    The built-in `drivers` plugin implements it (`trylast`). Wrap it to observe a whole rollout
+    (a tracer's `invoke_workflow` span, a runner's timing). An exception a wrapper raises is
+    recorded on the rollout's record (`error`); it never aborts a batch.
+    """
+
+
+@hookspec(firstresult=True)
+def agent_run(agent: AgentView) -> Awaitable[None] | None:
+    """Run one agent — the main agent, or a sub-agent started by `orchestra.agent.spawn` — to its end.
+
+    :param agent: the agent (`orchestra.agent.AgentContext`); its ledger is filled as it runs.
+
+    The built-in `drivers` plugin implements it (`trylast`) with `orchestra.agent.drive`. Wrap it
+    to observe each agent run (a tracer's `invoke_agent` span). A permanent `ModelError` raised
+    by the awaitable ends the rollout for the main agent and is a failed tool outcome for a sub-agent.
+    """
 
 
 @hookspec
-def pre_step(agent: AgentContext) -> list[dict[str, Any]] | None:
-    """Messages to inject before the model is called (OpenAI-style `{"role", "content"}` dicts).
+def agent_tools(agent: AgentView, tools: dict[str, ToolSpec]) -> None:
+    """Shape one agent's tool list before its scaffold is built: edit `tools` in place.
 
-    Every implementation's list is injected, in plugin order. The notifications plugin turns
-    queued user messages and environment notifications into such messages, as ARE's agent does.
+    :param agent: the agent being made (`role`, `parent`, `task` tell which; its scaffold is not built yet).
+    :param tools: tool name → `ToolSpec`, initially the session's ARE tools plus registered tools
+        (a sub-agent: its parent's list). Remove an app's tools, add `<App>__expert_agent`, ...
+
+    Every implementation runs, in plugin order; the return value is ignored. A tool added here
+    must be executable: a registered tool, or one a `delegate` implementation claims.
+    """
+
+
+# ------------------------------------------------------------------------------ each step
+
+
+@hookspec
+def pre_step(agent: AgentView) -> list[dict[str, Any]] | None:
+    """Messages to inject before the agent's next model call.
+
+    :param agent: the agent about to call its model.
+    :return: OpenAI-style `{"role", "content"}` dicts, or None.
+
+    Every implementation's list is injected, in plugin order. The built-in notifications plugin
+    turns the agent's mailbox (for the main agent: ARE's user messages and environment
+    notifications) into such messages, as ARE's agent does.
     """
 
 
 @hookspec(firstresult=True)
-def post_step(agent: AgentContext, step: StepRecord) -> StepDecision | None:
-    """Should this agent stop after `step`? First non-None decision wins.
+def model_call(agent: AgentView, request: ModelRequest) -> Awaitable[ModelResponse] | None:
+    """Call the agent's model.
 
-    Return a `StepDecision`: `stop` (the rollout is over for this agent), `end_turn` (the run
-    ended a turn, ARE's TERMINATED), `pause` (the run ends until the next user message or
-    notification, ARE's PAUSED), or None to let the next plugin decide (no plugin deciding
-    means: continue the run).
+    :param agent: the calling agent (`agent.model` is its `ModelConfig`).
+    :param request: messages, tools and decoding options the scaffold built.
+    :return: an awaitable `ModelResponse`; it raises `ModelError` when the call failed for good.
+
+    The built-in litellm plugin answers (`trylast`); wrap it to trace, inject noise or cache. Only
+    the built-in driver calls it: a loop driven from outside gets its responses elsewhere.
+    """
+
+
+@hookspec
+def model_response(agent: AgentView, request: ModelRequest, response: ModelResponse) -> None:
+    """A model response was accepted by the agent loop (also when a driver outside made the call).
+
+    :param agent: the agent whose call it was.
+    :param request: what was asked.
+    :param response: what came back, usage included.
+
+    Every implementation runs; the return value is ignored. The built-in clock plugin charges
+    the token part of the clock formula here, so the clock moves the same however the loop is driven.
     """
 
 
 @hookspec(firstresult=True)
-def delegate(agent: AgentContext, call: ToolCall) -> Awaitable[ToolOutcome] | None:
-    """Who handles a call to another agent? Return an awaitable outcome to take the call.
+def delegate(agent: AgentView, call: ToolCall) -> Awaitable[ToolOutcome] | None:
+    """Who handles a call to another agent?
 
-    Used by Agent2Agent teams: an app-agent plugin claims `<App>__expert_agent` calls.
+    :param agent: the calling agent.
+    :param call: the tool call (e.g. `Calendar__expert_agent(task=...)`).
+    :return: an awaitable `ToolOutcome` to take the call (typically `orchestra.agent.spawn(agent,
+        task, ...)`), or None to let the next plugin (and finally the session's ARE tools) handle it.
     """
 
 
 @hookspec(firstresult=True)
-def model_call(agent: AgentContext, request: ModelRequest) -> Awaitable[ModelResponse]:
-    """Call the agent's model. The built-in litellm plugin implements it; wrap it to observe."""
+def tool_call(agent: AgentView, call: ToolCall) -> Awaitable[ToolOutcome] | None:
+    """Execute one tool call.
+
+    :param agent: the calling agent.
+    :param call: the call, arguments parsed.
+    :return: an awaitable `ToolOutcome` (errors are outcomes, never exceptions).
+
+    The built-in session_tools plugin answers (`trylast`): a registered tool, else `delegate`,
+    else the session's ARE app tool. The clock plugin wraps it to charge `tool_call_seconds`.
+    """
 
 
 @hookspec(firstresult=True)
-def tool_call(agent: AgentContext, call: ToolCall) -> Awaitable[ToolOutcome]:
-    """Execute one tool call. The built-in session plugin implements it (after `delegate`)."""
+def post_step(agent: AgentView, step: StepRecord) -> StepDecision | None:
+    """Should this agent's run end after `step`?
+
+    :param agent: the agent.
+    :param step: the iteration that just ended.
+    :return: `END_TURN` (ARE's TERMINATED), `PAUSE` (ARE's PAUSED: idle until the next user
+        message or notification), `STOP` (the rollout is over for this agent), `RETURN` (a
+        sub-agent returned), or None to let the next plugin decide (no decision: continue).
+
+    First non-None decision wins; the built-in termination plugin decides last (`trylast`).
+    """

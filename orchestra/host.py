@@ -1,9 +1,10 @@
 """The plugin host: a pluggy `PluginManager` plus the registries plugins fill.
 
-Load order (as tox 4 does it): built-in plugins, then third-party plugins from the `orchestra`
-entry-point group, then plugins passed in code; then `check_pending()`, so a misspelled hook
-implementation fails loudly instead of being ignored. Built-ins are themselves entry points of
-this distribution, registered exactly like third-party ones — the public hooks are all they use.
+Load order (as tox 4 does it): the built-in plugins, in the fixed order of `BUILTIN_PLUGINS`
+(modules of `orchestra.plugins`, which use only the public hooks, like any third party), then
+third-party plugins from the `orchestra` entry-point group sorted by name, then plugins passed in
+code; then `check_pending()`, so a misspelled hook implementation fails loudly instead of being
+ignored. The built-in set does not depend on what is installed (tests pin it).
 
 `ORCHESTRA_PLUGINS` (comma-separated entry-point names) is an allow-list for third-party plugins;
 `ORCHESTRA_PLUGINS=""` loads built-ins only (reproducible test runs, whatever is installed).
@@ -12,6 +13,7 @@ Each `Host` has its own manager and registries: nothing global, many hosts per p
 
 from __future__ import annotations
 
+import importlib
 import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -25,6 +27,18 @@ from orchestra.errors import OrchestraError
 
 ENTRY_POINT_GROUP = "orchestra"
 BUILTIN_DIST = "orchestra-agents"
+#: The built-in plugins, registered first and in this order (name, module).
+BUILTIN_PLUGINS: tuple[tuple[str, str], ...] = (
+    ("builtin_scaffolds", "orchestra.plugins.builtin_scaffolds"),
+    ("clock", "orchestra.plugins.clock"),
+    ("drivers", "orchestra.plugins.drivers"),
+    ("litellm_models", "orchestra.plugins.litellm_models"),
+    ("notifications", "orchestra.plugins.notifications"),
+    ("offline_models", "orchestra.plugins.offline_models"),
+    ("session_tools", "orchestra.plugins.session_tools"),
+    ("subagents", "orchestra.plugins.subagents"),
+    ("termination", "orchestra.plugins.termination"),
+)
 
 
 class PluginError(OrchestraError):
@@ -59,19 +73,21 @@ class Host:
         sources: dict[str, str] = {}
         allow = os.environ.get("ORCHESTRA_PLUGINS")
         allowed = None if allow is None else {n.strip() for n in allow.split(",") if n.strip()}
+        for name, module in BUILTIN_PLUGINS:
+            pm.register(importlib.import_module(module), name=name)
+            sources[name] = "builtin"
         for ep in sorted(metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
             dist = ep.dist.name if ep.dist is not None else "?"
-            builtin = dist == BUILTIN_DIST
-            if not builtin and (not entry_points or (allowed is not None and ep.name not in allowed)):
+            if dist == BUILTIN_DIST or not entry_points or (allowed is not None and ep.name not in allowed):
                 continue
             if pm.has_plugin(ep.name):
-                continue
+                raise PluginError(f"plugin {ep.name!r} ({ep.value}, from {dist}) has the name of a plugin already registered")
             try:
                 plugin = ep.load()
             except Exception as exc:
                 raise PluginError(f"plugin {ep.name!r} ({ep.value}, from {dist}) failed to load: {type(exc).__name__}: {exc}") from exc
             pm.register(plugin, name=ep.name)
-            sources[ep.name] = "builtin" if builtin else f"{dist} {ep.dist.version if ep.dist else ''}".strip()
+            sources[ep.name] = f"{dist} {ep.dist.version if ep.dist else ''}".strip()
         for plugin in plugins:
             name = pm.register(plugin, name=getattr(plugin, "__name__", None))
             if name is not None:
@@ -89,7 +105,7 @@ class Host:
         """Run the registration hooks plugin by plugin, so each registration is attributed."""
         from orchestra.models import import_litellm
 
-        for plugin in self.pm.get_plugins():
+        for plugin in self._ordered_plugins():
             name = self.pm.get_name(plugin) or repr(plugin)
             record = self._registered.setdefault(name, {})
             others = [p for p in self.pm.get_plugins() if p is not plugin]
@@ -107,6 +123,14 @@ class Host:
             litellm = import_litellm()
             current = [e for e in (litellm.custom_provider_map or []) if e.get("provider") not in self.models]
             litellm.custom_provider_map = current + [{"provider": p, "custom_handler": h} for p, h in self.models.items()]
+
+    @property
+    def plugin_names(self) -> list[str]:
+        """Plugin names in registration order: the built-ins (fixed order), entry points, inline."""
+        return list(self._sources)
+
+    def _ordered_plugins(self) -> list[object]:
+        return [p for p in (self.pm.get_plugin(n) for n in self._sources) if p is not None]
 
     def scaffold(self, name: str) -> Callable[..., Any]:
         try:

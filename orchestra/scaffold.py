@@ -9,16 +9,44 @@ from __future__ import annotations
 
 import json
 from abc import ABC, abstractmethod
+from collections.abc import Generator
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from orchestra.types import ToolSpec
-from orchestra.types import ActionFormat, ModelRequest, ModelResponse, ToolCall
+from orchestra.types import ActionFormat, ModelRequest, ModelResponse, ToolCall, ToolOutcome, ToolSpec
 
 if TYPE_CHECKING:  # pragma: no cover
     from orchestra.agent import AgentContext
-    from orchestra.session import ToolOutcome
+
+
+class Action:
+    """What one model response does, run by the agent loop: tool calls produced one at a time.
+
+    `run()` is a generator that yields each `ToolCall` and receives its `ToolOutcome` (the loop
+    executes the call through the `tool_call` hook in between), so an action can decide its next
+    call from the previous outcome while it runs — a code agent yields the calls its code makes
+    as the code executes. `format_error` is read once the generator ends (or the loop stops it
+    because the environment stopped). The default action (`ParsedAction`) yields a fixed list.
+    """
+
+    format_error: str | None = None
+
+    def run(self) -> Generator[ToolCall, ToolOutcome, None]:
+        raise NotImplementedError
+
+
+class ParsedAction(Action):
+    """The calls a scaffold parsed from the response, executed in order (calls with `error` set
+    are reported, not run)."""
+
+    def __init__(self, calls: list[ToolCall], format_error: str | None) -> None:
+        self.calls = calls
+        self.format_error = format_error
+
+    def run(self) -> Generator[ToolCall, ToolOutcome, None]:
+        for call in self.calls:
+            yield call
 
 
 class ScaffoldOptions(BaseModel):
@@ -46,7 +74,7 @@ class Scaffold(ABC):
 
     The agent loop (`orchestra.agent`) calls, per run: `new_task`; per iteration: `observe`
     (pre-step messages), `request`, `retry_problem` / `record_retry` (outputs asked again inside
-    the iteration), `parse`, `render_output` (right after each call), `record`. Tasks and
+    the iteration), `action` (by default `parse`), `render_output` (right after each call), `record`. Tasks and
     notifications reach every scaffold in ARE's format.
     """
 
@@ -66,6 +94,11 @@ class Scaffold(ABC):
     @abstractmethod
     def parse(self, response: ModelResponse) -> tuple[list[ToolCall], str | None]:
         """The tool calls to execute (calls with `error` set are reported, not run) and a format error."""
+
+    def action(self, agent: AgentContext, response: ModelResponse) -> Action:
+        """The action `response` asks for. Default: `parse` it into a fixed list of calls;
+        override to produce calls while the action runs (see `Action`)."""
+        return ParsedAction(*self.parse(response))
 
     @abstractmethod
     def record(

@@ -23,7 +23,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -36,7 +36,7 @@ from orchestra.are import judges as are_judges
 from orchestra.are.environment import DrivenEnvironment
 from orchestra.are.judge_pool import JudgePool
 from orchestra.are.loading import PreparedScenario
-from orchestra.types import Notification, ToolSpec
+from orchestra.types import AgentLedger, Notification, ToolOutcome, ToolSpec
 from orchestra.clock import ClockConfig
 from orchestra.errors import SessionError
 from orchestra.are.event_log import canonical_events, event_log_sha256
@@ -45,6 +45,8 @@ from orchestra.are.reward import dense_credit
 from orchestra.scenario_files import ScenarioFile
 
 WAIT_TOOL = "SystemApp__wait_for_notification"
+#: The agent ARE's notification system talks to (the one that answers the user).
+MAIN_AGENT = "main"
 SEND_TO_USER_TOOL = "AgentUserInterface__send_message_to_user"
 RewardMode = Literal["binary", "dense"]
 
@@ -61,24 +63,6 @@ class SessionConfig(BaseModel):
         None, gt=0, description="Scenario duration in simulated seconds; default: ARE's cap (420 s Time, else 1800 s)."
     )
     judge: JudgeConfig = Field(default_factory=JudgeConfig, description="scripted (default) | llm | strict; see orchestra.judges")
-
-
-@dataclass
-class ToolOutcome:
-    """What one tool call did. `ok=False` means `error` says why; the rollout goes on either way."""
-
-    name: str
-    arguments: dict[str, Any]
-    ok: bool
-    output: Any = None
-    error: str | None = None
-    sim_time: float = 0.0
-    #: Filled by `call_tool` after a wait (the agent loop leaves them queued for its pre-step).
-    notifications: list[Notification] = field(default_factory=list)
-    #: The exception the tool raised (ARE's agent renders it with its own texts).
-    exception: BaseException | None = None
-    #: The output as the model was shown it, rendered by the scaffold right after the call.
-    observation: str | None = None
 
 
 class TurnVerdict(BaseModel):
@@ -117,6 +101,8 @@ class RolloutResult(BaseModel):
     judge_usage: JudgeUsage | None = None
     #: The strict judge's fact checks of free-text arguments (oracle event, argument, facts, verdict).
     judge_checks: list[dict[str, Any]] = Field(default_factory=list)
+    #: One ledger per agent that ran in this rollout (main first, then sub-agents in start order).
+    agents: list[AgentLedger] = Field(default_factory=list)
 
 
 class Session:
@@ -134,9 +120,53 @@ class Session:
         self.turns_completed = 0
         self._result: RolloutResult | None = None
         self._judge_usage_before = are_judges.usage_snapshot(prepared.judge)
+        #: Every agent that ran on this session, by name (their ledgers go into the result).
+        self.ledgers: dict[str, AgentLedger] = {}
+        #: Per-agent mailboxes. ARE's notification system feeds the main agent (`MAIN_AGENT`);
+        #: any other agent only sees what is posted to it (`post`).
+        self._mailboxes: dict[str, list[Notification]] = {}
+        self._judge_release: Any = None
         self.env.start()
 
     # ------------------------------------------------------------------ construction
+    @classmethod
+    def start(
+        cls,
+        scenario: str | Path | ScenarioFile,
+        config: SessionConfig | None = None,
+        *,
+        judge_pool: JudgePool | None = None,
+    ) -> Session:
+        """Load, preprocess (oracle run, judge, turns) and start a scenario; `close()` it when done.
+
+        The explicit form of `Session.open(...)`, for a session driven step by step from outside
+        (a trainer's environment keeps it open across calls)."""
+        config = config or SessionConfig()
+        file = scenario if isinstance(scenario, ScenarioFile) else ScenarioFile(scenario)
+        pool = judge_pool or are_judges.judge_pool_for(config.judge)
+        if are_judges.pool_mode(pool) != config.judge.mode:
+            raise SessionError(f"the judge pool holds {are_judges.pool_mode(pool)} judges but the session asks for {config.judge.mode!r}")
+        acquired = pool.acquire()
+        judge = acquired.__enter__()
+        try:
+            # Loading and preprocessing mint ids too (ARE's uuid4 defaults): same file, same ids.
+            with ids.uuid_scope(ids.stable_rng("uuid", "load", hashlib.sha256(file.text.encode()).hexdigest())):
+                sc = loading.parse_scenario_json(file.text, file.path)
+                prepared = loading.prepare_for_rollout(sc, judge, source=str(file.path), duration=config.duration)
+            session = cls(prepared, config)
+        except BaseException:
+            acquired.__exit__(None, None, None)
+            raise
+        session._judge_release = acquired
+        return session
+
+    def close(self) -> None:
+        """Stop the environment and give the judge back to its pool. Idempotent."""
+        self.env.stop()
+        release, self._judge_release = self._judge_release, None
+        if release is not None:
+            release.__exit__(None, None, None)
+
     @classmethod
     @contextlib.contextmanager
     def open(
@@ -146,22 +176,12 @@ class Session:
         *,
         judge_pool: JudgePool | None = None,
     ) -> Iterator[Session]:
-        """Load, preprocess (oracle run, judge, turns) and start a scenario; release the judge after."""
-        config = config or SessionConfig()
-        file = scenario if isinstance(scenario, ScenarioFile) else ScenarioFile(scenario)
-        pool = judge_pool or are_judges.judge_pool_for(config.judge)
-        if are_judges.pool_mode(pool) != config.judge.mode:
-            raise SessionError(f"the judge pool holds {are_judges.pool_mode(pool)} judges but the session asks for {config.judge.mode!r}")
-        with pool.acquire() as judge:
-            # Loading and preprocessing mint ids too (ARE's uuid4 defaults): same file, same ids.
-            with ids.uuid_scope(ids.stable_rng("uuid", "load", hashlib.sha256(file.text.encode()).hexdigest())):
-                sc = loading.parse_scenario_json(file.text, file.path)
-                prepared = loading.prepare_for_rollout(sc, judge, source=str(file.path), duration=config.duration)
-            session = cls(prepared, config)
-            try:
-                yield session
-            finally:
-                session.env.stop()
+        """`Session.start(...)` as a context manager: the session is closed on exit."""
+        session = cls.start(scenario, config, judge_pool=judge_pool)
+        try:
+            yield session
+        finally:
+            session.close()
 
     # ------------------------------------------------------------------ state
     @property
@@ -211,9 +231,24 @@ class Session:
             raise SessionError(f"{self.scenario_id}: the rollout is finished; no more actions")
 
     # ------------------------------------------------------------------ the agent's actions
-    def notifications(self) -> list[Notification]:
-        """Pop every notification delivered up to now (user messages, env notifications, stop)."""
-        return self.env.drain_notifications()
+    def notifications(self, agent: str = MAIN_AGENT) -> list[Notification]:
+        """Pop `agent`'s mailbox: for the main agent, every notification ARE delivered up to now
+        (user messages, env notifications, stop); for another agent, what was posted to it."""
+        if agent == MAIN_AGENT:
+            return self.env.drain_notifications()
+        box = self._mailboxes.get(agent, [])
+        self._mailboxes[agent] = []
+        return box
+
+    def post(self, agent: str, text: str, *, kind: str = "message") -> None:
+        """Put a message in `agent`'s mailbox (it reaches the agent before its next model call)."""
+        self._mailboxes.setdefault(agent, []).append(Notification(kind=kind, text=text, timestamp=self.now))
+
+    def register_agent(self, ledger: AgentLedger) -> None:
+        """An agent starts on this session: its ledger goes into the result (names are unique)."""
+        if ledger.name in self.ledgers and self.ledgers[ledger.name] is not ledger:
+            raise SessionError(f"{self.scenario_id}: an agent named {ledger.name!r} already runs on this session")
+        self.ledgers[ledger.name] = ledger
 
     def charge_model(self, prompt_tokens: int, completion_tokens: int) -> float:
         """Charge one model call to the clock; returns the simulated seconds it cost.
@@ -378,6 +413,7 @@ class Session:
             judge=verdict.label,
             judge_usage=verdict.usage,
             judge_checks=verdict.checks,
+            agents=[replace(ledger) for ledger in self.ledgers.values()],
         )
         return self._result
 

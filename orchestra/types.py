@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 #: How a scaffold expects the model to answer; offline models (oracle, scripted) read it.
 ActionFormat = Literal["react", "tool_calls", "code"]
@@ -177,3 +177,31 @@ class AgentLedger:
     error: str | None = None
     #: A sub-agent's final answer (what its parent got back as the tool outcome).
     answer: str | None = None
+
+
+class AgentView(Protocol):
+    """What plugins may read of an agent (`orchestra.agent.AgentContext` implements it).
+
+    Declared here so the hook specifications type their `agent` argument without importing the
+    loop or the session; `session`, `host`, `model` and `scaffold` are the live objects.
+    """
+
+    name: str
+    role: str
+    parent: str | None
+    task: str | None
+    max_steps: int
+    tools: dict[str, ToolSpec]
+    ledger: AgentLedger
+    records: list[StepRecord]
+    state: dict[str, Any]
+    session: Any
+    host: Any
+    model: Any
+    scaffold: Any
+
+    @property
+    def steps(self) -> int: ...
+
+    @property
+    def is_main(self) -> bool: ...

@@ -1,7 +1,8 @@
 """Built-in plugin: tool calls go to the scenario's ARE apps (after delegation had its say).
 
 Order for one call: a plugin-registered tool of that name runs it; else the `delegate` hook
-may claim it (Agent2Agent); else the session executes the ARE app tool. The clock plugin charges
+may claim it (Agent2Agent); else the session executes the ARE app tool — if it is in the calling
+agent's own tool list (the `agent_tools` hook may have removed it from this agent). The clock plugin charges
 the call around all of this.
 """
 
@@ -10,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from orchestra.hookspecs import hookimpl
-from orchestra.session import ToolOutcome
+from orchestra.types import ToolOutcome
 
 
 @hookimpl(trylast=True)
@@ -27,6 +28,11 @@ def tool_call(agent: Any, call: Any) -> Any:
         delegated = agent.host.hook.delegate(agent=agent, call=call)
         if delegated is not None:
             return await delegated
+        if call.name not in agent.tools and call.name in agent.session.tools:
+            return ToolOutcome(
+                call.name, call.arguments, ok=False, sim_time=agent.session.now,
+                error=f"Unknown tool {call.name!r}. Available tools: {', '.join(sorted(agent.tools))}.",
+            )
         return agent.session.execute_tool(call.name, call.arguments)
 
     return run()

@@ -1,4 +1,4 @@
-"""Built-in plugin: when an agent's run ends — ARE's Gaia2 termination rules.
+"""Built-in plugin: when an agent's run ends — ARE's Gaia2 termination rules, plus sub-agents' return.
 
 ARE's `get_gaia2_termination_step` keys on the last *logged* tool call (ARE logs a call before it
 runs it, so a call that then fails counts):
@@ -8,22 +8,25 @@ runs it, so a call that then fails counts):
   user message or notification);
 * the environment stopped (judge rejected a turn, duration over) → stop.
 
-The iteration budget is the agent loop's (`orchestra.agent`): checked before each iteration, it
-answers the user through the real tool, as ARE's termination step does.
+A sub-agent's run ends (`RETURN`) once its `final_answer` call succeeded. The iteration budget is
+the agent loop's (`orchestra.agent`): checked before each iteration.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
-from orchestra.agent import StepDecision
+from orchestra.agent import FINAL_ANSWER_TOOL
 from orchestra.hookspecs import hookimpl
 from orchestra.session import SEND_TO_USER_TOOL, WAIT_TOOL
+from orchestra.types import AgentView, StepDecision, StepRecord
 
 
 @hookimpl(trylast=True)
-def post_step(agent: Any, step: Any) -> StepDecision | None:
+def post_step(agent: AgentView, step: StepRecord) -> StepDecision | None:
     last = (step.last_tool or "").strip()
+    if not agent.is_main:
+        if agent.ledger.answer is not None and last == FINAL_ANSWER_TOOL:
+            return StepDecision.RETURN
+        return StepDecision.STOP if agent.session.done else None
     if last == SEND_TO_USER_TOOL:
         return StepDecision.END_TURN
     if last == WAIT_TOOL:

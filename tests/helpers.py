@@ -21,7 +21,7 @@ def scenario(name: str) -> Path:
     assert matches, f"bundled scenario {name} not found under {SCENARIOS}"
     return matches[0]
 from orchestra.models import ModelConfig
-from orchestra.run import AgentConfig, run_rollout
+from orchestra.rollout import AgentConfig, RolloutSpec, execute
 from orchestra.scenario_files import read_scenario_file
 from orchestra.session import RolloutResult, SessionConfig
 
@@ -53,7 +53,12 @@ def run_agent_on(
     )
     host = host or Host.create()
 
+    file = read_scenario_file(scenario)
+    spec = RolloutSpec(scenario=str(file.path), agent=agent, session=session_config or SessionConfig())
+
     async def go() -> RolloutResult:
-        return await run_rollout(read_scenario_file(scenario), agent, host=host, session_config=session_config, judge_pool=judge_pool)
+        record = await execute(spec, host=host, judge_pool=judge_pool, file=file)
+        assert record.result is not None, record.error
+        return record.result
 
     return anyio.run(go)

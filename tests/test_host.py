@@ -12,12 +12,15 @@ from helpers import run_agent_on
 from orchestra.cli import main
 from orchestra.host import Host, PluginError
 
-BUILTINS = {"notifications", "termination", "clock", "litellm_models", "offline_models", "session_tools", "builtin_scaffolds"}
+#: The built-in plugin set, in registration order (pinned: a stray installed plugin cannot change it).
+BUILTIN_ORDER = ["builtin_scaffolds", "clock", "drivers", "litellm_models", "notifications", "offline_models", "session_tools", "subagents", "termination"]
+BUILTINS = set(BUILTIN_ORDER)
 
 
-def test_builtins_are_entry_point_plugins():
+def test_builtins_are_registered_first_in_a_fixed_order():
     host = Host.create()
     infos = {i.name: i for i in host.plugins()}
+    assert host.plugin_names[: len(BUILTIN_ORDER)] == BUILTIN_ORDER
     assert BUILTINS <= set(infos)
     assert all(infos[n].source == "builtin" for n in BUILTINS)
     assert set(host.scaffolds) >= {"react", "tool_calling", "parallel_tools"}
@@ -96,7 +99,7 @@ def test_unknown_scaffold_is_a_clear_error():
 def test_plugins_command(capsys):
     assert main(["plugins", "--json"]) == 0
     infos = {i["name"]: i for i in json.loads(capsys.readouterr().out)}
-    assert infos["clock"]["hooks"] == ["model_call", "tool_call"]
+    assert infos["clock"]["hooks"] == ["model_response", "tool_call"]
     assert main(["plugins"]) == 0
     out = capsys.readouterr().out
     assert "builtin_scaffolds  (builtin)" in out and "registers scaffold: react, tool_calling, parallel_tools" in out

@@ -9,7 +9,8 @@ from helpers import run_agent_on, write_script
 from orchestra.host import Host
 from orchestra.types import ModelRequest
 from orchestra.models import ModelConfig, ModelError, complete
-from orchestra.run import AgentConfig, run_sources
+from orchestra.rollout import AgentConfig, execute_all, specs_for
+from orchestra.scenario_files import resolve
 
 
 def _call(name, args, usage=None):
@@ -54,7 +55,8 @@ def test_permanent_failure_ends_the_rollout_not_the_batch(tmp_path, host, judge_
     agent = AgentConfig(model=ModelConfig(model="orchestra/scripted:/no/such/script.json", backoff_seconds=0))
 
     async def go():
-        return [o async for o in run_sources([scenario_path("starter_search_lookup"), scenario_path("starter_ambiguity_clarify")], agent, host=host, judge_pool=judge_pool)]
+        files = resolve([scenario_path("starter_search_lookup"), scenario_path("starter_ambiguity_clarify")])
+        return [o async for o in execute_all(specs_for(files, agent=agent), host=host, judge_pool=judge_pool)]
 
     outcomes = anyio.run(go)
     assert len(outcomes) == 2

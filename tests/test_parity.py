@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from helpers import SCENARIOS, STARTER
-from orchestra.oracle_runs import replay_sources
+from orchestra.rollout import execute_sources_sync
 from orchestra.perturbations import KINDS
 
 pytestmark = pytest.mark.slow
@@ -17,7 +17,7 @@ pytestmark = pytest.mark.slow
 
 def test_orchestra_verdicts_equal_are_native_verdicts(judge_pool):
     compared = 0
-    for o in replay_sources(STARTER, perturbations=(None, *KINDS), judge_pool=judge_pool, native_parity=True):
+    for o in execute_sources_sync(STARTER, perturbations=(None, *KINDS), judge_pool=judge_pool, native_parity=True):
         assert o.error is None, o.error
         if o.not_applicable:
             continue
@@ -47,7 +47,7 @@ def test_corpus_oracle_verdicts_equal_are_native_verdicts(judge_pool):
     """Every corpus scenario's oracle trajectory: orchestra and ARE's offline harness both accept it."""
     corpus = sorted((SCENARIOS / "corpus").rglob("*.json"))
     assert len(corpus) >= 36
-    for o in replay_sources(corpus, judge_pool=judge_pool, native_parity=True):
+    for o in execute_sources_sync(corpus, judge_pool=judge_pool, native_parity=True):
         assert o.error is None, o.error
         assert o.result.success and o.native.success, (o.scenario_id, o.result.rationale, o.native.rationale)
 

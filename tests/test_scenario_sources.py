@@ -10,7 +10,7 @@ import pytest
 from helpers import STARTER
 from orchestra.cli import main
 from orchestra.errors import ScenarioError
-from orchestra.oracle_runs import replay_file
+from orchestra.rollout import RolloutSpec, execute_sync
 from orchestra.scenario_files import files_from_rows, parse_hf_source, resolve
 
 
@@ -58,7 +58,7 @@ def test_gaia2_rows_become_scenarios(tmp_path, judge_pool, scenario_path):
     ds = datasets.load_dataset("parquet", data_files=str(parquet), split="train", cache_dir=str(tmp_path / "cache"))
     files = list(files_from_rows(ds, label="hf/execution/validation"))
     assert [f.stem for f in files] == sorted(r["scenario_id"] for r in rows)
-    outcome = replay_file(files[0], judge_pool=judge_pool)
+    outcome = execute_sync(RolloutSpec(scenario=str(files[0].path)), file=files[0], judge_pool=judge_pool)
     assert outcome.error is None and outcome.result.success
 
 

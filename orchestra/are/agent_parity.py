@@ -255,7 +255,7 @@ def record_oracle_policy(file: ScenarioFile, *, judge_pool: Any = None, max_step
     from orchestra.hookspecs import hookimpl
     from orchestra.host import Host
     from orchestra.models import ModelConfig
-    from orchestra.run import AgentConfig, run_rollout
+    from orchestra.rollout import AgentConfig, rollout_result
     from orchestra.types import ModelResponse, Usage
 
     replies: list[str] = []
@@ -277,7 +277,7 @@ def record_oracle_policy(file: ScenarioFile, *, judge_pool: Any = None, max_step
     agent = AgentConfig(scaffold="react", model=ModelConfig(model="orchestra/oracle"), max_steps=max_steps)
 
     async def go() -> Any:
-        return await run_rollout(file, agent, host=host, session_config=parity_session_config(), judge_pool=judge_pool)
+        return await rollout_result(file, agent, host=host, session_config=parity_session_config(), judge_pool=judge_pool)
 
     anyio.run(go)
     return replies

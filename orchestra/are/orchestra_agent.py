@@ -58,17 +58,17 @@ def run_orchestra_agent(
     judge_pool: Any = None,
     verbosity: str = "medium",
 ) -> AgentTrace:
-    """Run orchestra's `scaffold` with `policy` as the model via `orchestra.run.run_rollout`."""
+    """Run orchestra's `scaffold` with `policy` as the model via `orchestra.rollout.execute`."""
     from orchestra.host import Host
     from orchestra.models import ModelConfig
-    from orchestra.run import AgentConfig, run_rollout
+    from orchestra.rollout import AgentConfig, rollout_result
 
     host = Host.create([ParityModelPlugin(), *plugins])
     channel = open_channel(policy, "orchestra")
     agent = AgentConfig(scaffold=scaffold, model=ModelConfig(model=f"{PROVIDER}/{channel.model}", backoff_seconds=0.0, max_retries=0), max_steps=max_steps)
 
     async def go() -> Any:
-        return await run_rollout(file, agent, host=host, session_config=parity_session_config(verbosity), judge_pool=judge_pool)
+        return await rollout_result(file, agent, host=host, session_config=parity_session_config(verbosity), judge_pool=judge_pool)
 
     try:
         result = anyio.run(go)

@@ -1,4 +1,4 @@
-"""Shared output helpers for CLI commands: rollout lines, JSON records, files under --out."""
+"""The one output formatter for rollout records (`run`, `replay`, `judge-check`): lines, JSON, files."""
 
 from __future__ import annotations
 
@@ -7,24 +7,25 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from orchestra.oracle_runs import ReplayOutcome
+from orchestra.rollout import RolloutRecord
 
 
-def outcome_record(o: ReplayOutcome) -> dict[str, Any]:
+def outcome_record(o: RolloutRecord) -> dict[str, Any]:
     """The JSON object printed by `--json` (one per rollout)."""
     rec: dict[str, Any] = {
         "scenario_id": o.scenario_id,
-        "source": str(o.path),
+        "source": o.source,
+        "policy": o.policy,
         "perturbation": o.perturbation,
     }
-    if o.error is not None:
+    if o.result is None and o.error is not None:
         rec.update(status="error", error=o.error)
     elif o.not_applicable is not None:
         rec.update(status="not_applicable", reason=o.not_applicable)
     elif o.result is not None:
         r = o.result
         rec.update(
-            status="ok",
+            status="error" if r.error else "ok",
             success=r.success,
             reward=r.reward,
             reward_mode=r.reward_mode,
@@ -33,12 +34,18 @@ def outcome_record(o: ReplayOutcome) -> dict[str, Any]:
             turns_completed=r.turns_completed,
             nb_turns=r.nb_turns,
             n_tool_calls=r.n_tool_calls,
+            steps=r.steps,
+            prompt_tokens=r.prompt_tokens,
+            completion_tokens=r.completion_tokens,
+            reasoning_tokens=r.reasoning_tokens,
+            cost_usd=r.cost_usd,
             stop_reason=r.stop_reason,
             rationale=r.rationale,
+            error=r.error,
             judge=r.judge,
+            judge_usage=r.judge_usage.model_dump() if r.judge_usage is not None else None,
+            agents=[vars(a) for a in r.agents],
         )
-        if r.judge_usage is not None:
-            rec["judge_usage"] = r.judge_usage.model_dump()
         if o.note:
             rec["perturbation_note"] = o.note
     if o.native is not None:
@@ -46,19 +53,23 @@ def outcome_record(o: ReplayOutcome) -> dict[str, Any]:
     return rec
 
 
-def outcome_line(o: ReplayOutcome, id_width: int = 36) -> str:
+def outcome_line(o: RolloutRecord, id_width: int = 36) -> str:
     label = o.scenario_id + (f" [{o.perturbation}]" if o.perturbation else "")
-    if o.error is not None:
+    if o.result is None and o.error is not None:
         return f"{label:<{id_width}}  ERROR  {o.error}"
     if o.not_applicable is not None:
         return f"{label:<{id_width}}  n/a    {o.not_applicable}"
     assert o.result is not None
     r = o.result
     verdict = "PASS" if r.success else "FAIL"
-    return f"{label:<{id_width}}  {verdict:<5}  reward={r.reward:.2f}  sim={r.sim_seconds:8.1f}s  judge={r.judge}"
+    text = f"{label:<{id_width}}  {verdict:<5}  reward={r.reward:.2f}  sim={r.sim_seconds:8.1f}s"
+    if not o.policy.startswith("oracle"):
+        text += f"  steps={r.steps:<3} tokens={r.prompt_tokens}+{r.completion_tokens}"
+    text += f"  judge={r.judge}"
+    return text + (f"  error: {r.error}" if r.error else "")
 
 
-def write_outcome(out_dir: Path, o: ReplayOutcome) -> None:
+def write_outcome(out_dir: Path, o: RolloutRecord) -> None:
     """Write the rollout's event log and the judge's verdict/rationale under `out_dir`."""
     if o.result is None:
         return
@@ -66,7 +77,7 @@ def write_outcome(out_dir: Path, o: ReplayOutcome) -> None:
     stem = o.scenario_id + (f".{o.perturbation}" if o.perturbation else "")
     r = o.result
     (out_dir / f"{stem}.events.json").write_text(json.dumps(r.event_log, indent=1, default=str) + "\n")
-    judge = {k: v for k, v in outcome_record(o).items()}
+    judge = dict(outcome_record(o))
     judge["turns"] = [t.model_dump() for t in r.turns]
     if r.judge_checks:
         judge["judge_checks"] = r.judge_checks

@@ -17,7 +17,7 @@ from pathlib import Path
 from orchestra.cli._sources import SOURCE_HELP, add_filter_options, filter_kwargs
 from orchestra.cli._output import emit_json, outcome_record, write_outcome
 from orchestra.cli.replay import add_session_options, session_config
-from orchestra.oracle_runs import ReplayOutcome, replay_sources
+from orchestra.rollout import RolloutRecord, execute_sources_sync
 from orchestra.errors import OrchestraError
 from orchestra.perturbations import KINDS
 
@@ -36,14 +36,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p.set_defaults(func=run)
 
 
-def as_expected(o: ReplayOutcome) -> bool | None:
+def as_expected(o: RolloutRecord) -> bool | None:
     """True/False when judged; None when not applicable or errored."""
     if o.result is None:
         return None
     return o.result.success == o.expected_success and o.result.reward == (1.0 if o.expected_success else 0.0)
 
 
-def cell(o: ReplayOutcome, parity: bool) -> str:
+def cell(o: RolloutRecord, parity: bool) -> str:
     if o.error is not None:
         return "ERROR"
     if o.not_applicable is not None:
@@ -60,10 +60,10 @@ def run(args: argparse.Namespace) -> int:
     config = session_config(args)
     if args.parity and config.judge.mode == "strict":
         raise OrchestraError("--parity compares with ARE's own judge, and ARE has no strict judge: use --judge scripted or --judge llm")
-    rows: dict[str, dict[str | None, ReplayOutcome]] = defaultdict(dict)
+    rows: dict[str, dict[str | None, RolloutRecord]] = defaultdict(dict)
     problems: list[str] = []
-    for o in replay_sources(args.sources, perturbations=COLUMNS, config=config, native_parity=args.parity, **filter_kwargs(args)):
-        rows[str(o.path)][o.perturbation] = o
+    for o in execute_sources_sync(args.sources, perturbations=COLUMNS, session=config, native_parity=args.parity, **filter_kwargs(args)):
+        rows[o.source][o.perturbation] = o
         if args.out:
             write_outcome(args.out, o)
         if args.json:
@@ -87,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
     return 1 if problems else 0
 
 
-def print_table(rows: dict[str, dict[str | None, ReplayOutcome]], parity: bool) -> None:
+def print_table(rows: dict[str, dict[str | None, RolloutRecord]], parity: bool) -> None:
     headers = ["scenario", *(c or "oracle" for c in COLUMNS)]
     table = []
     reasons = []

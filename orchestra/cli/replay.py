@@ -10,7 +10,7 @@ from orchestra.cli._sources import SOURCE_HELP, add_filter_options, filter_kwarg
 from orchestra.cli._judge import add_judge_options, judge_config
 from orchestra.cli._output import emit_json, outcome_line, outcome_record, write_outcome
 from orchestra.clock import ClockConfig
-from orchestra.oracle_runs import replay_sources
+from orchestra.rollout import execute_sources_sync
 from orchestra.perturbations import KINDS
 from orchestra.session import SessionConfig
 
@@ -58,7 +58,7 @@ def session_config(args: argparse.Namespace) -> SessionConfig:
 def run(args: argparse.Namespace) -> int:
     config = session_config(args)
     outcomes = []
-    for o in replay_sources(args.sources, perturbations=(args.perturb,), config=config, **filter_kwargs(args)):
+    for o in execute_sources_sync(args.sources, perturbations=(args.perturb,), session=config, **filter_kwargs(args)):
         outcomes.append(o)
         if args.out:
             write_outcome(args.out, o)
@@ -66,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
             emit_json(outcome_record(o))
         else:
             print(outcome_line(o), flush=True)
-    errors = sum(o.error is not None for o in outcomes)
+    errors = sum(o.result is None and o.error is not None for o in outcomes)
     judged = [o for o in outcomes if o.result is not None]
     passed = sum(o.result.success for o in judged if o.result)
     if not args.json:

@@ -9,12 +9,13 @@ from pathlib import Path
 
 import anyio
 
-from orchestra.cli._output import emit_json
 from orchestra.cli._sources import SOURCE_HELP, add_filter_options, filter_kwargs
 from orchestra.cli.replay import add_session_options, session_config
 from orchestra.host import Host
 from orchestra.models import ModelConfig
-from orchestra.run import AgentConfig, RolloutOutcome, run_sources
+from orchestra.cli._output import emit_json, outcome_line, outcome_record
+from orchestra.rollout import AgentConfig, RolloutRecord, execute_all, specs_for
+from orchestra.scenario_files import resolve
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -37,29 +38,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p.set_defaults(func=run)
 
 
-def record(o: RolloutOutcome) -> dict:
-    if o.result is None:
-        return {"scenario_id": o.scenario_id, "source": o.source, "status": "error", "error": o.error}
-    r = o.result
-    return {
-        "scenario_id": r.scenario_id, "source": o.source, "status": "error" if r.error else "ok",
-        "success": r.success, "reward": r.reward, "sim_seconds": r.sim_seconds, "event_log_sha256": r.event_log_sha256,
-        "steps": r.steps, "n_tool_calls": r.n_tool_calls, "prompt_tokens": r.prompt_tokens, "completion_tokens": r.completion_tokens,
-        "reasoning_tokens": r.reasoning_tokens, "cost_usd": r.cost_usd, "stop_reason": r.stop_reason, "rationale": r.rationale, "error": r.error,
-        "judge": r.judge, "judge_usage": r.judge_usage.model_dump() if r.judge_usage is not None else None,
-    }
-
-
-def line(o: RolloutOutcome) -> str:
-    if o.result is None:
-        return f"{o.scenario_id:<36}  ERROR  {o.error}"
-    r = o.result
-    verdict = "PASS" if r.success else "FAIL"
-    text = (f"{r.scenario_id:<36}  {verdict:<5}  reward={r.reward:.2f}  sim={r.sim_seconds:8.1f}s  steps={r.steps:<3} "
-            f"tokens={r.prompt_tokens}+{r.completion_tokens}  judge={r.judge}")
-    return text + (f"  error: {r.error}" if r.error else "")
-
-
 def run(args: argparse.Namespace) -> int:
     host = Host.create()
     agent = AgentConfig(
@@ -71,19 +49,21 @@ def run(args: argparse.Namespace) -> int:
     host.scaffold(args.scaffold)  # fail early on an unknown scaffold
     config = session_config(args)
 
-    async def main() -> list[RolloutOutcome]:
+    specs = specs_for(resolve(args.scenarios, **filter_kwargs(args)), agent=agent, session=config)
+
+    async def main() -> list[RolloutRecord]:
         outcomes = []
-        async for o in run_sources(args.scenarios, agent, host=host, session_config=config, concurrency=args.concurrency, **filter_kwargs(args)):
+        async for o in execute_all(specs, host=host, concurrency=args.concurrency):
             outcomes.append(o)
             if args.out and o.result is not None:
                 args.out.mkdir(parents=True, exist_ok=True)
                 (args.out / f"{o.result.scenario_id}.json").write_text(json.dumps(o.result.model_dump(), indent=1, default=str) + "\n")
-            emit_json(record(o)) if args.json else print(line(o), flush=True)
+            emit_json(outcome_record(o)) if args.json else print(outcome_line(o), flush=True)
         return outcomes
 
     outcomes = anyio.run(main)
     judged = [o.result for o in outcomes if o.result is not None]
-    errors = sum(1 for o in outcomes if o.result is None or o.result.error)
+    errors = sum(1 for o in outcomes if o.result is None or o.error or o.result.error)
     if not args.json:
         mean = sum(r.reward for r in judged) / len(judged) if judged else 0.0
         print(f"\n{len(outcomes)} rollout(s): {sum(r.success for r in judged)} passed, mean reward {mean:.3f}, {errors} error(s)", file=sys.stderr)

@@ -367,9 +367,9 @@ def test_every_app_loads_in_every_file():
 
 @pytest.mark.slow
 def test_oracle_replay_passes_on_every_corpus_scenario(judge_pool):
-    from orchestra.oracle_runs import replay_sources
+    from orchestra.rollout import execute_sources_sync
 
-    outcomes = list(replay_sources([CORPUS], judge_pool=judge_pool))
+    outcomes = list(execute_sources_sync([CORPUS], judge_pool=judge_pool))
     assert len(outcomes) == len(CORPUS_FILES)
     for o in outcomes:
         assert o.error is None, o.error
@@ -380,11 +380,11 @@ def test_oracle_replay_passes_on_every_corpus_scenario(judge_pool):
 def test_every_corpus_perturbation_is_rejected_or_not_applicable():
     """`orchestra judge-check` over the whole corpus: oracle 1.0, every applicable perturbation 0.0."""
     from orchestra.are.judge_pool import JudgePool
-    from orchestra.oracle_runs import replay_sources
+    from orchestra.rollout import execute_sources_sync
     from orchestra.perturbations import KINDS
 
     applicable = {k: 0 for k in KINDS if k != "wrong_answer"}  # n/a under the scripted judge, by design
-    for o in replay_sources([CORPUS], perturbations=(None, *applicable), judge_pool=JudgePool()):
+    for o in execute_sources_sync([CORPUS], perturbations=(None, *applicable), judge_pool=JudgePool()):
         assert o.error is None, o.error
         if o.not_applicable:
             continue

@@ -1,0 +1,334 @@
+"""The one rollout path: `RolloutSpec` → `execute()` → `RolloutRecord`.
+
+`orchestra run` (an agent), `orchestra replay` and `orchestra judge-check` (the oracle policy,
+plain or perturbed) and every later runner build specs and call `execute`; a record is the same
+type whatever produced it, and one formatter (`orchestra.cli._output`) prints it. A spec is
+plain, serialisable data (a Ray worker or a resumable runner can ship and store it); the record
+is too (`model_dump()`).
+
+`execute` goes through the `rollout` hook (the built-in `drivers` plugin answers with `run_spec`),
+so a plugin can wrap the whole rollout; each agent run goes through the `agent_run` hook. Any
+exception — a bad scenario file, a permanent model failure, a plugin's bug — is recorded on the
+rollout's record (`error`) and never escapes into a batch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterable
+from pathlib import Path
+from typing import Any, Literal
+
+import anyio
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from orchestra.agent import DEFAULT_MAX_STEPS, make_agent, run_agent
+from orchestra.are.judge_pool import JudgePool
+from orchestra.errors import OrchestraError
+from orchestra.host import Host
+from orchestra.models import ModelConfig, ModelError
+from orchestra.scenario_files import ScenarioFile, resolve
+from orchestra.session import RolloutResult, Session, SessionConfig
+from orchestra.types import AgentLedger
+
+PerturbationName = Literal["wrong_arg", "late", "missing", "extra", "swap", "wrong_answer"]
+
+
+class AgentConfig(BaseModel):
+    """One agent: which scaffold around which model, and its step budget."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    scaffold: str = "tool_calling"
+    model: ModelConfig
+    max_steps: int = Field(DEFAULT_MAX_STEPS, gt=0, description="whole-scenario step budget (ARE: 80)")
+    scaffold_options: dict[str, Any] = Field(default_factory=dict)
+
+
+class OracleConfig(BaseModel):
+    """The oracle policy: the scenario's own oracle actions at the oracle's timing, optionally perturbed."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    perturbation: PerturbationName | None = None
+    #: Also judge the trajectory with ARE's own offline harness (slow: ARE builds a judge per call).
+    native_parity: bool = False
+
+
+class RolloutSpec(BaseModel):
+    """Everything that determines one rollout, as data: what runs, on which scenario, how it is judged."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    scenario: str = Field(description="the scenario file (or the name a source resolved it to)")
+    agent: AgentConfig | None = Field(None, description="the main agent; None: the oracle policy")
+    oracle: OracleConfig | None = None
+    session: SessionConfig = Field(default_factory=SessionConfig, description="clock, notifications, duration, judge, reward mode")
+    seed: int = 0
+    sample_index: int = Field(0, ge=0, description="which sample of this scenario (several rollouts of one spec)")
+
+    @model_validator(mode="after")
+    def _one_policy(self) -> RolloutSpec:
+        if self.agent is not None and self.oracle is not None:
+            raise ValueError("a rollout runs either an agent or the oracle, not both")
+        if self.agent is None and self.oracle is None:
+            self.oracle = OracleConfig()
+        return self
+
+    @property
+    def policy(self) -> str:
+        """A short label: `oracle`, `oracle:<perturbation>` or `<scaffold>:<model>`."""
+        if self.agent is not None:
+            return f"{self.agent.scaffold}:{self.agent.model.model}"
+        assert self.oracle is not None
+        return "oracle" + (f":{self.oracle.perturbation}" if self.oracle.perturbation else "")
+
+
+class NativeVerdictRecord(BaseModel):
+    success: bool
+    rationale: str | None = None
+
+
+class RolloutRecord(BaseModel):
+    """What one rollout produced — or why it produced no verdict. The batch goes on either way."""
+
+    scenario_id: str
+    source: str
+    policy: str
+    perturbation: str | None = None
+    sample_index: int = 0
+    seed: int = 0
+    #: The judged rollout: verdict, reward, per-turn verdicts, ledgers, event log and hash, judge label.
+    result: RolloutResult | None = None
+    #: Why this rollout failed (a bad scenario, a permanent model failure, a plugin's exception).
+    error: str | None = None
+    #: A perturbation that cannot apply to this scenario (the reason): no rollout ran.
+    not_applicable: str | None = None
+    #: What a perturbation changed.
+    note: str | None = None
+    #: ARE's own offline verdict on the same trajectory (`OracleConfig.native_parity`).
+    native: NativeVerdictRecord | None = None
+
+    @property
+    def agents(self) -> list[AgentLedger]:
+        return self.result.agents if self.result is not None else []
+
+    @property
+    def expected_success(self) -> bool:
+        return self.perturbation is None
+
+
+async def execute(spec: RolloutSpec, *, host: Host | None = None, judge_pool: JudgePool | None = None, file: ScenarioFile | None = None) -> RolloutRecord:
+    """Run `spec` through the `rollout` hook; every exception ends up in the record's `error`."""
+    host = host or Host.create()
+    try:
+        pending = host.hook.rollout(spec=_Spec(spec, file), host=host, judge_pool=judge_pool)
+        if pending is None:  # pragma: no cover - the built-in drivers plugin always answers
+            raise OrchestraError("no plugin runs rollouts (the built-in `drivers` plugin is missing)")
+        record: RolloutRecord = await pending
+        return record
+    except Exception as exc:  # a plugin's bug included: recorded, never raised into the batch
+        return _blank(spec, file, error=_describe(exc, file or spec.scenario))
+
+
+def execute_sync(spec: RolloutSpec, **kwargs: Any) -> RolloutRecord:
+    """`execute` from synchronous code (its own event loop)."""
+    return anyio.run(lambda: execute(spec, **kwargs))
+
+
+class _Spec:
+    """A spec plus the already-resolved scenario file (hf: sources have no file on disk)."""
+
+    def __init__(self, spec: RolloutSpec, file: ScenarioFile | None) -> None:
+        self.spec = spec
+        self.file = file or ScenarioFile(spec.scenario)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.spec, name)
+
+
+async def run_spec(spec: Any, *, host: Host, judge_pool: JudgePool | None) -> RolloutRecord:
+    """The built-in rollout: open the session, run the policy, judge. (The `drivers` plugin calls it.)"""
+    wrapped: _Spec = spec if isinstance(spec, _Spec) else _Spec(spec, None)
+    rs, file = wrapped.spec, wrapped.file
+    record = _blank(rs, file)
+    try:
+        with Session.open(file, rs.session, judge_pool=judge_pool) as session:
+            record.scenario_id = session.scenario_id
+            trace = None
+            if rs.agent is not None:
+                await _run_agent_policy(session, rs.agent, host, record)
+            else:
+                assert rs.oracle is not None
+                if not _run_oracle_policy(session, rs.oracle, record):
+                    return record
+                if rs.oracle.native_parity:
+                    from orchestra.are.native_verdict import export_trace
+
+                    trace = export_trace(session, file.text)
+            if record.result is None:
+                record.result = session.finish()
+        if trace is not None:
+            from orchestra.are.native_verdict import are_native_verdict
+
+            native = are_native_verdict(trace, judge=rs.session.judge)
+            record.native = NativeVerdictRecord(success=native.success, rationale=native.rationale)
+    except OrchestraError as exc:
+        record.error = str(exc)
+    except Exception as exc:  # keep the batch going; the message names the scenario
+        record.error = _describe(exc, file)
+    return record
+
+
+async def _run_agent_policy(session: Session, config: AgentConfig, host: Host, record: RolloutRecord) -> None:
+    agent = make_agent(session, host, model=config.model, scaffold=config.scaffold, scaffold_options=config.scaffold_options, max_steps=config.max_steps)
+    error = None
+    try:
+        await run_agent(agent)
+    except ModelError as exc:
+        error = str(exc)
+        agent.ledger.error = error
+    result = session.finish(error=error)
+    record.error = error
+    record.result = result.model_copy(
+        update={
+            "steps": agent.steps,
+            "reasoning_tokens": agent.reasoning_tokens,
+            "cost_usd": agent.cost_usd,
+            "stop_reason": "model_error" if error else (agent.stop_reason or result.stop_reason),
+        }
+    )
+
+
+def _run_oracle_policy(session: Session, config: OracleConfig, record: RolloutRecord) -> bool:
+    """Replay the (perturbed) oracle plan; False when the perturbation cannot apply here."""
+    from orchestra.oracle import build_plan, replay
+    from orchestra.perturbations import JudgeRules, NotApplicable, perturb
+
+    plan = build_plan(session)
+    if config.perturbation is not None:
+        try:
+            plan = perturb(plan, config.perturbation, JudgeRules.from_judge(session.prepared.judge, session.scenario))
+        except NotApplicable as exc:
+            record.not_applicable = str(exc)
+            return False
+        record.note = plan.notes[-1]
+    replay(session, plan)
+    return True
+
+
+def _blank(spec: RolloutSpec, file: ScenarioFile | str | None, error: str | None = None) -> RolloutRecord:
+    source = str(file.path) if isinstance(file, ScenarioFile) else str(file or spec.scenario)
+    return RolloutRecord(
+        scenario_id=Path(source).stem, source=source, policy=spec.policy,
+        perturbation=spec.oracle.perturbation if spec.oracle is not None else None,
+        sample_index=spec.sample_index, seed=spec.seed, error=error,
+    )
+
+
+def _describe(exc: BaseException, where: object) -> str:
+    if isinstance(exc, OrchestraError):
+        return str(exc)
+    path = where.path if isinstance(where, ScenarioFile) else where
+    return f"{path}: {type(exc).__name__}: {exc}"
+
+
+# ------------------------------------------------------------------------------ batches
+
+
+def specs_for(
+    files: Iterable[ScenarioFile],
+    *,
+    agent: AgentConfig | None = None,
+    perturbations: Iterable[PerturbationName | None] = (None,),
+    session: SessionConfig | None = None,
+    native_parity: bool = False,
+) -> list[tuple[RolloutSpec, ScenarioFile]]:
+    """One spec per file (an agent), or per file and perturbation (the oracle), in deterministic order."""
+    session = session or SessionConfig()
+    out = []
+    for file in files:
+        if agent is not None:
+            out.append((RolloutSpec(scenario=str(file.path), agent=agent, session=session), file))
+            continue
+        for kind in perturbations:
+            oracle = OracleConfig(perturbation=kind, native_parity=native_parity)
+            out.append((RolloutSpec(scenario=str(file.path), oracle=oracle, session=session), file))
+    return out
+
+
+async def execute_all(
+    specs: Iterable[tuple[RolloutSpec, ScenarioFile | None]],
+    *,
+    host: Host | None = None,
+    judge_pool: JudgePool | None = None,
+    concurrency: int = 1,
+) -> AsyncIterator[RolloutRecord]:
+    """Yield one record per spec as each finishes (spec order when `concurrency` is 1).
+
+    With `concurrency > 1`, up to that many rollouts run at once on one event loop — worthwhile
+    when the model is a remote API and rollouts mostly wait for it. Each rollout has its own
+    session and judge (the pool builds more judges as needed).
+    """
+    host = host or Host.create()
+    if concurrency <= 1:
+        for spec, file in specs:
+            yield await execute(spec, host=host, judge_pool=judge_pool, file=file)
+        return
+    send, receive = anyio.create_memory_object_stream[RolloutRecord](max_buffer_size=concurrency)
+    limiter = anyio.CapacityLimiter(concurrency)
+
+    async def worker(spec: RolloutSpec, file: ScenarioFile | None) -> None:
+        async with limiter:
+            record = await execute(spec, host=host, judge_pool=judge_pool, file=file)
+        await send.send(record)
+
+    async def feed() -> None:
+        async with anyio.create_task_group() as tg:
+            for spec, file in specs:  # each file's text is read only once its rollout holds the limiter
+                tg.start_soon(worker, spec, file)
+        await send.aclose()
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(feed)
+        async with receive:
+            async for record in receive:
+                yield record
+
+
+def execute_sources_sync(
+    sources: Iterable[str | Path],
+    *,
+    perturbations: Iterable[PerturbationName | None] = (None,),
+    session: SessionConfig | None = None,
+    judge_pool: JudgePool | None = None,
+    native_parity: bool = False,
+    capabilities: Iterable[str] = (),
+    scenario_ids: Iterable[str] = (),
+    limit: int | None = None,
+    host: Host | None = None,
+) -> list[RolloutRecord]:
+    """The oracle (plain and/or perturbed) over resolved sources, one record per rollout, in order."""
+    files = resolve(sources, capabilities=capabilities, scenario_ids=scenario_ids, limit=limit)
+    specs = specs_for(files, perturbations=perturbations, session=session, native_parity=native_parity)
+
+    async def go() -> list[RolloutRecord]:
+        return [r async for r in execute_all(specs, host=host, judge_pool=judge_pool)]
+
+    return anyio.run(go)
+
+
+async def rollout_result(
+    file: ScenarioFile,
+    agent: AgentConfig,
+    *,
+    host: Host,
+    session_config: SessionConfig | None = None,
+    judge_pool: JudgePool | None = None,
+) -> RolloutResult:
+    """One agent on one scenario through `execute`, returning the judged result (for callers that
+    need one: a rollout that produced none raises `OrchestraError` with the record's error)."""
+    spec = RolloutSpec(scenario=str(file.path), agent=agent, session=session_config or SessionConfig())
+    record = await execute(spec, host=host, judge_pool=judge_pool, file=file)
+    if record.result is None:
+        raise OrchestraError(record.error or f"{file.path}: the rollout produced no result")
+    return record.result
