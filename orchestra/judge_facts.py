@@ -249,7 +249,7 @@ def _extract(text: str, gazetteer: Gazetteer | None) -> list[Fact]:
     for m in _TIME_RANGE_MER.finditer(text):
         if spans.free(*m.span()):
             mer = m.group(5)
-            for h, mi, g in ((m.group(1), m.group(2), 1), (m.group(3), m.group(4), 3)):
+            for h, mi, _g in ((m.group(1), m.group(2), 1), (m.group(3), m.group(4), 3)):
                 for t in _time_minutes(h, mi, mer):
                     facts.append(Fact("time", m.group(0), t, m.span()))
             spans.take(*m.span())
@@ -481,8 +481,8 @@ def read_text(text: str) -> TextFacts:
         for m in re.finditer(rf"(?<![a-z-]){word}(?![a-z])", lowered):
             numbers.add(Decimal(n))
             counts.append((Decimal(n), _following_words(lowered, m.end())))
-    for d in dates:
-        months.add(d[0])
+    for date in dates:
+        months.add(date[0])
     names_text = _EMAIL.sub(" ", _URL.sub(" ", low))  # "carter.dowd@..." does not name Carter Dowd
     return TextFacts(normalize_text(names_text), numbers, dates, months, weekdays, times, ids, low.lower(), counts,
                      standalone_weekdays, standalone_months)
@@ -603,9 +603,10 @@ def _conflicts(said: TextFacts, oracle: str, context: str, required: list[Fact],
     year = gazetteer.year if gazetteer is not None else None
     known_days = oracle_said.weekdays | (ctx.weekdays if ctx else set())
     for m, d, y in oracle_said.dates:
-        if (y or year) is not None:
+        full_year = y or year
+        if full_year is not None:
             try:
-                known_days.add(_dt.date(int(y or year), m, d).weekday())
+                known_days.add(_dt.date(int(full_year), m, d).weekday())
             except ValueError:
                 pass
     if known_days:
@@ -781,5 +782,5 @@ def scenario_gazetteer(raw: Mapping[str, Any]) -> Gazetteer:
     g = universe_names(states, user_tasks(raw))
     start = (raw.get("metadata") or {}).get("definition", {}).get("start_time")
     if isinstance(start, int | float):
-        g.year = _dt.datetime.fromtimestamp(float(start), tz=_dt.timezone.utc).year
+        g.year = _dt.datetime.fromtimestamp(float(start), tz=_dt.UTC).year
     return g

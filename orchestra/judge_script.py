@@ -62,7 +62,7 @@ def reply_for(script: dict[str, Any], messages: list[dict[str, Any]], source: st
     prompt = str(users[-1].get("content", "")) if users else ""
     best: tuple[int, int] | None = None
     choice = ""
-    for i, rule in enumerate(script.get("rules", [])):
+    for _i, rule in enumerate(script.get("rules", [])):
         needles = rule["contains"] if isinstance(rule["contains"], list) else [rule["contains"]]
         if all(str(n) in prompt for n in needles):
             if script.get("pick") != "earliest":
@@ -86,7 +86,7 @@ def register() -> None:
     with _lock:
         if _handler is None:
 
-            class ScriptedJudge(litellm.CustomLLM):  # type: ignore[misc,name-defined]
+            class ScriptedJudge(litellm.CustomLLM):  # type: ignore[name-defined]  # litellm is imported lazily, inside the function
                 def completion(self, *args: Any, **kwargs: Any) -> Any:
                     return _answer(litellm, kwargs)
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterable
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import anyio
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -26,11 +26,10 @@ from orchestra.are.judge_pool import JudgePool
 from orchestra.errors import OrchestraError
 from orchestra.host import Host
 from orchestra.models import ModelConfig, ModelError
+from orchestra.perturbations import PerturbationKind
 from orchestra.scenario_files import ScenarioFile, resolve
 from orchestra.session import RolloutResult, Session, SessionConfig
 from orchestra.types import AgentLedger
-
-PerturbationName = Literal["wrong_arg", "late", "missing", "extra", "swap", "wrong_answer"]
 
 
 class AgentConfig(BaseModel):
@@ -49,7 +48,7 @@ class OracleConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    perturbation: PerturbationName | None = None
+    perturbation: PerturbationKind | None = None
     #: Also judge the trajectory with ARE's own offline harness (slow: ARE builds a judge per call).
     native_parity: bool = False
 
@@ -239,7 +238,7 @@ def specs_for(
     files: Iterable[ScenarioFile],
     *,
     agent: AgentConfig | None = None,
-    perturbations: Iterable[PerturbationName | None] = (None,),
+    perturbations: Iterable[PerturbationKind | None] = (None,),
     session: SessionConfig | None = None,
     native_parity: bool = False,
 ) -> list[tuple[RolloutSpec, ScenarioFile]]:
@@ -298,7 +297,7 @@ async def execute_all(
 def execute_sources_sync(
     sources: Iterable[str | Path],
     *,
-    perturbations: Iterable[PerturbationName | None] = (None,),
+    perturbations: Iterable[PerturbationKind | None] = (None,),
     session: SessionConfig | None = None,
     judge_pool: JudgePool | None = None,
     native_parity: bool = False,

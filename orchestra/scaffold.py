@@ -45,7 +45,7 @@ class ParsedAction(Action):
         self.format_error = format_error
 
     def run(self) -> Generator[ToolCall, ToolOutcome, None]:
-        for call in self.calls:
+        for call in self.calls:  # noqa: UP028  (not `yield from`: the loop send()s outcomes, a list iterator has no send)
             yield call
 
 

@@ -29,20 +29,18 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from orchestra.are import ids
-from orchestra.are import loading
-from orchestra.are import tools
+from orchestra.are import ids, loading, tools
 from orchestra.are import judges as are_judges
 from orchestra.are.environment import DrivenEnvironment
+from orchestra.are.event_log import canonical_events, event_log_sha256
 from orchestra.are.judge_pool import JudgePool
 from orchestra.are.loading import PreparedScenario
-from orchestra.types import AgentLedger, Notification, ToolOutcome, ToolSpec
+from orchestra.are.reward import dense_credit
 from orchestra.clock import ClockConfig
 from orchestra.errors import SessionError
-from orchestra.are.event_log import canonical_events, event_log_sha256
 from orchestra.judges import JudgeConfig, JudgeUsage
-from orchestra.are.reward import dense_credit
 from orchestra.scenario_files import ScenarioFile
+from orchestra.types import AgentLedger, Notification, ToolOutcome, ToolSpec
 
 WAIT_TOOL = "SystemApp__wait_for_notification"
 #: The agent ARE's notification system talks to (the one that answers the user).

@@ -11,7 +11,7 @@ messages that *start* a run are its task, handed over by the agent loop.)
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from orchestra.hookspecs import hookimpl
@@ -38,7 +38,7 @@ def pre_step(agent: AgentView) -> list[dict[str, Any]] | None:
     if users:
         messages.append({"role": "user", "content": USER_UPDATES.format(content="\n".join(users))})
     env_lines = [
-        f"[{datetime.fromtimestamp(n.timestamp, tz=timezone.utc).strftime('%Y-%m-%d %H:%M:%S')}] {n.text}"
+        f"[{datetime.fromtimestamp(n.timestamp, tz=UTC).strftime('%Y-%m-%d %H:%M:%S')}] {n.text}"
         for n in notes
         if n.kind == "environment"
     ]

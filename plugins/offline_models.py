@@ -56,7 +56,7 @@ def _handler() -> Any:
 
         litellm = import_litellm()
 
-        class OrchestraOffline(litellm.CustomLLM):  # type: ignore[misc,name-defined]
+        class OrchestraOffline(litellm.CustomLLM):  # type: ignore[name-defined]  # litellm is imported lazily, inside the function
             def completion(self, *args: Any, **kwargs: Any) -> Any:
                 return self._answer(kwargs)
 
@@ -146,7 +146,7 @@ def oracle_reply(agent: Any, messages: list[dict[str, Any]], params: dict[str, A
         key=lambda d: (d[0], d[1]),
     )
     now = session.now
-    batch = []
+    batch: list[Any] = []
     if due and due[0][0] <= now + 1e-9:
         limit = None if params.get("parallel_tool_calls") else 1
         for t, _, action in due:

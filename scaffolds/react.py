@@ -33,9 +33,9 @@ import json
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from orchestra.are import agent_format
-from orchestra.types import ModelRequest, ModelResponse, ToolCall, Usage
 from orchestra.scaffold import Scaffold
 from orchestra.tool_schemas import parameters_schema
+from orchestra.types import ModelRequest, ModelResponse, ToolCall, Usage
 
 if TYPE_CHECKING:  # pragma: no cover
     from orchestra.agent import AgentContext

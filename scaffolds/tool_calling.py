@@ -15,9 +15,9 @@ import json
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from orchestra.are import agent_format
-from orchestra.types import ModelRequest, ModelResponse, ToolCall
 from orchestra.scaffold import Scaffold, render_tool_list
 from orchestra.tool_schemas import action_union_schema, openai_tool
+from orchestra.types import ModelRequest, ModelResponse, ToolCall
 
 if TYPE_CHECKING:  # pragma: no cover
     from orchestra.agent import AgentContext

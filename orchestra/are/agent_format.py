@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover - import for type checkers only
@@ -40,7 +40,7 @@ def are_system_prompt(env: DrivenEnvironment, scenario: Any, *, agent_instructio
     )
     if getattr(scenario, "additional_system_prompt", None):
         prompt += "\n\n" + scenario.additional_system_prompt
-    date_str = datetime.fromtimestamp(float(scenario.start_time or 0), tz=timezone.utc).strftime("%Y-%m-%d %H")
+    date_str = datetime.fromtimestamp(float(scenario.start_time or 0), tz=UTC).strftime("%Y-%m-%d %H")
     return (
         prompt.replace("<<tool_descriptions>>", tool_descriptions)
         .replace("<<notification_system_description>>", get_notification_system_prompt(env.env.notification_system, scenario.apps))
@@ -135,7 +135,7 @@ def are_react_system_prompt(env: DrivenEnvironment, scenario: Any, tools: dict[s
     if scenario.additional_system_prompt is not None:
         prompt += "\n\n" + scenario.additional_system_prompt
     prompt = prompt.replace("<<notification_system_description>>", get_notification_system_prompt(env.env.notification_system, scenario.apps))
-    date_str = datetime.fromtimestamp(scenario.start_time or 0, tz=timezone.utc).strftime("%Y-%m-%d %H")
+    date_str = datetime.fromtimestamp(scenario.start_time or 0, tz=UTC).strftime("%Y-%m-%d %H")
     prompt = prompt.replace("<<curent_time_description>>", f"Today's date in 'YYYY-MM-DD HH' format is {date_str}")
     prompt = prompt.replace("<<agent_reminder_description>>", "")
     prompts = update_system_prompt_with_tools({"system_prompt": prompt}, list(tools.values()))

@@ -24,7 +24,7 @@ import json
 import re
 import time
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from orchestra.are.default_agent import AgentToolCall, AgentTrace, run_are_default_agent
@@ -54,7 +54,7 @@ class WallClockWindow:
             return "<WALL-CLOCK-TIME>" if self.contains(float(m.group(0))) else m.group(0)
 
         days = {
-            datetime.fromtimestamp(t, tz=timezone.utc).strftime("%Y-%m-%d")
+            datetime.fromtimestamp(t, tz=UTC).strftime("%Y-%m-%d")
             for t in (self.start - self.margin, self.start, self.end, self.end + self.margin)
         }
 

@@ -47,13 +47,11 @@ import contextlib
 import logging
 import sys
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
-from orchestra.are import ids
-from orchestra.are import imports
-from orchestra.are import judge_pool
-from orchestra.are import loading
+from orchestra.are import ids, imports, judge_pool, loading
+from orchestra.are.event_log import canonical_events
 from orchestra.are.policy import (
     PROVIDER,
     ModelRequestRecord,
@@ -62,7 +60,6 @@ from orchestra.are.policy import (
     open_channel,
 )
 from orchestra.errors import ScenarioError
-from orchestra.are.event_log import canonical_events
 
 #: ARE's `SimulatedGenerationTimeConfig(mode="fixed")` default: simulated seconds per model call.
 SECONDS_PER_MODEL_CALL = 1.0
@@ -222,7 +219,7 @@ class _Driver:
             Message(
                 message_type=MessageType.ENVIRONMENT_STOP,
                 message=f"Environment stopped with state {env.state}",
-                timestamp=datetime.fromtimestamp(env.time_manager.time(), tz=timezone.utc),
+                timestamp=datetime.fromtimestamp(env.time_manager.time(), tz=UTC),
             )
         )
         env.pause_event.clear()
@@ -279,7 +276,7 @@ def _driven_queue(driver: _Driver) -> Any:
             driver.housekeeping()
             if driver.agent_is_idle():
                 driver.idle_until_something_is_due(self)
-                got = super().get_by_timestamp(datetime.fromtimestamp(driver.env.time_manager.time(), tz=timezone.utc))
+                got = super().get_by_timestamp(datetime.fromtimestamp(driver.env.time_manager.time(), tz=UTC))
                 driver.empty_polls = 0 if got else driver.empty_polls + 1
                 if driver.empty_polls > MAX_EMPTY_POLLS:
                     raise RuntimeError("ARE's agent keeps polling an empty queue: the parity driver failed to move time")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import contextlib
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover - import for type checkers only
@@ -266,7 +266,7 @@ class DrivenEnvironment:
         """Pop every notification stamped at or before now (what ARE's agent pre-step does)."""
         from are.simulation.notification_system import MessageType
 
-        now = datetime.fromtimestamp(self.now, tz=timezone.utc)
+        now = datetime.fromtimestamp(self.now, tz=UTC)
         out = []
         for msg in self.env.notification_system.message_queue.get_by_timestamp(now):
             kind = {
@@ -319,7 +319,7 @@ class DrivenEnvironment:
         pre-step, and say whether the environment asked to stop."""
         from are.simulation.notification_system import MessageType
 
-        now = datetime.fromtimestamp(self.now, tz=timezone.utc)
+        now = datetime.fromtimestamp(self.now, tz=UTC)
         queue = self.env.notification_system.message_queue
         due = queue.get_by_timestamp(now)
         users = [m for m in due if m.message_type == MessageType.USER_MESSAGE]

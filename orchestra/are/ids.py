@@ -61,7 +61,7 @@ def uuid_scope(rng: random.Random) -> Iterator[None]:
     global _uuid_scopes
     with _uuid_shim_lock:
         if _uuid_scopes == 0:
-            uuid.uuid4 = _scoped_uuid4  # type: ignore[assignment]
+            uuid.uuid4 = _scoped_uuid4
         _uuid_scopes += 1
     token = _uuid_rng.set(rng)
     try:
@@ -71,7 +71,7 @@ def uuid_scope(rng: random.Random) -> Iterator[None]:
         with _uuid_shim_lock:
             _uuid_scopes -= 1
             if _uuid_scopes == 0:
-                uuid.uuid4 = _stdlib_uuid4  # type: ignore[assignment]
+                uuid.uuid4 = _stdlib_uuid4
 
 
 def uuid_shim_installed() -> bool:

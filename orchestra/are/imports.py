@@ -30,11 +30,11 @@ def dotenv_disabled() -> Iterator[None]:
     import dotenv
 
     original = dotenv.load_dotenv
-    dotenv.load_dotenv = lambda *a, **k: False  # type: ignore[assignment]
+    dotenv.load_dotenv = lambda *a, **k: False
     try:
         yield
     finally:
-        dotenv.load_dotenv = original  # type: ignore[assignment]
+        dotenv.load_dotenv = original
 
 
 def import_are() -> None:

@@ -172,7 +172,7 @@ def _scenario_gazetteer(scenario: Any, tasks: list[str]) -> Gazetteer:
     if scenario.start_time is not None:
         import datetime as dt
 
-        g.year = dt.datetime.fromtimestamp(float(scenario.start_time), tz=dt.timezone.utc).year
+        g.year = dt.datetime.fromtimestamp(float(scenario.start_time), tz=dt.UTC).year
     return g
 
 
@@ -180,7 +180,7 @@ def _strict_judge_class() -> type:
     import_are()
     from are.simulation.validation.judge import GraphPerEventJudge
 
-    class StrictGraphPerEventJudge(GraphPerEventJudge):  # type: ignore[misc,valid-type]
+    class StrictGraphPerEventJudge(GraphPerEventJudge):
         """ARE's scripted judge with the free-text arguments fact-checked (see module docstring)."""
 
         def __init__(self, config: Any, state: StrictState) -> None:

@@ -45,7 +45,7 @@ def parity_session_config(verbosity: str = "medium") -> SessionConfig:
     """A clock that charges `SECONDS_PER_MODEL_CALL` per model call (the policy reports one
     completion token per reply) and nothing per tool call, as ARE's agent in `fixed` mode."""
     clock = ClockConfig(decode_rate_tps=1.0, tool_call_seconds=0.0, time_scale=SECONDS_PER_MODEL_CALL)
-    return SessionConfig(clock=clock, notification_verbosity=verbosity)  # type: ignore[arg-type]
+    return SessionConfig(clock=clock, notification_verbosity=verbosity)
 
 
 def run_orchestra_agent(

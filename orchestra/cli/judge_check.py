@@ -14,17 +14,17 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
-from orchestra.cli._sources import SOURCE_HELP, add_filter_options, filter_kwargs
 from orchestra.cli._output import emit_json, outcome_record, write_outcome
+from orchestra.cli._sources import SOURCE_HELP, add_filter_options, filter_kwargs
 from orchestra.cli.replay import add_session_options, session_config
-from orchestra.rollout import RolloutRecord, execute_sources_sync
 from orchestra.errors import OrchestraError
-from orchestra.perturbations import KINDS
+from orchestra.perturbations import KINDS, PerturbationKind
+from orchestra.rollout import RolloutRecord, execute_sources_sync
 
-COLUMNS: tuple[str | None, ...] = (None, *KINDS)
+COLUMNS: tuple[PerturbationKind | None, ...] = (None, *KINDS)
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("judge-check", help="oracle and every perturbation per scenario, verdicts vs expectations",
                        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("sources", nargs="+", metavar="SOURCE", help=SOURCE_HELP)

@@ -38,7 +38,7 @@ def _positive(text: str) -> int:
     return value
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("parity-agent", help="ARE's default agent vs an orchestra scaffold with the same scripted policy",
                        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("sources", nargs="+", metavar="SOURCE", help=SOURCE_HELP)

@@ -9,7 +9,7 @@ from dataclasses import asdict
 from orchestra.host import Host
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("plugins", help="list plugins, what each registers, and the hooks each implements")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=run)

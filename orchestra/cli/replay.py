@@ -6,16 +6,16 @@ import argparse
 import sys
 from pathlib import Path
 
-from orchestra.cli._sources import SOURCE_HELP, add_filter_options, filter_kwargs
 from orchestra.cli._judge import add_judge_options, judge_config
 from orchestra.cli._output import emit_json, outcome_line, outcome_record, write_outcome
+from orchestra.cli._sources import SOURCE_HELP, add_filter_options, filter_kwargs
 from orchestra.clock import ClockConfig
-from orchestra.rollout import execute_sources_sync
 from orchestra.perturbations import KINDS
+from orchestra.rollout import execute_sources_sync
 from orchestra.session import SessionConfig
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "replay",
         help="replay the oracle over scenarios and print one verdict line per scenario",

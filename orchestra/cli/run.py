@@ -9,16 +9,16 @@ from pathlib import Path
 
 import anyio
 
+from orchestra.cli._output import emit_json, outcome_line, outcome_record
 from orchestra.cli._sources import SOURCE_HELP, add_filter_options, filter_kwargs
 from orchestra.cli.replay import add_session_options, session_config
 from orchestra.host import Host
 from orchestra.models import ModelConfig
-from orchestra.cli._output import emit_json, outcome_line, outcome_record
 from orchestra.rollout import AgentConfig, RolloutRecord, execute_all, specs_for
 from orchestra.scenario_files import resolve
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("run", help="run one agent (scaffold + model) over scenarios and judge each rollout")
     p.add_argument("--scaffold", default="tool_calling", help="registered scaffold name (see `orchestra plugins`)")
     p.add_argument("--model", required=True, help='litellm model string, e.g. "openai/gpt-4o-mini", "orchestra/oracle", "orchestra/scripted:FILE"')

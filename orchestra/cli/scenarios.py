@@ -12,7 +12,7 @@ from orchestra.scenario_files import resolve
 from orchestra.scenario_info import describe
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("scenarios", help="list scenarios: id, capabilities, turns, universe size, split")
     p.add_argument("sources", nargs="+", metavar="SOURCE", help=SOURCE_HELP)
     p.add_argument("--json", action="store_true", help="one JSON object per scenario")
