@@ -82,10 +82,12 @@ def register_tools(register: Callable[[ToolSpec, Callable[..., Any]], None]) -> 
 
 
 @hookspec(firstresult=True)
-def rollout(spec: Any, host: Any, judge_pool: Any) -> Awaitable[Any] | None:
+def rollout(spec: Any, scenario_file: Any, host: Any, judge_pool: Any) -> Awaitable[Any] | None:
     """Run one rollout: `RolloutSpec` in, awaitable `RolloutRecord` out.
 
-    :param spec: the `orchestra.rollout.RolloutSpec` (serialisable: scenario, agents, clock, judge, seed).
+    :param spec: the `orchestra.rollout.RolloutSpec` (serialisable: scenario, agent, clock, judge, seed).
+    :param scenario_file: the resolved `ScenarioFile` when the caller has one (an `hf:` source has
+        no file on disk), else None: the spec's `scenario` path is read.
     :param host: the `orchestra.host.Host` running it.
     :param judge_pool: the `JudgePool` to take the judge from, or None for the process-wide one.
 

@@ -62,7 +62,7 @@ class RolloutSpec(BaseModel):
     agent: AgentConfig | None = Field(None, description="the main agent; None: the oracle policy")
     oracle: OracleConfig | None = None
     session: SessionConfig = Field(default_factory=SessionConfig, description="clock, notifications, duration, judge, reward mode")
-    seed: int = 0
+    seed: int | None = Field(None, description="sampling seed: sent to the agent's model as `seed + sample_index` (OpenAI-style `seed`) when set")
     sample_index: int = Field(0, ge=0, description="which sample of this scenario (several rollouts of one spec)")
 
     @model_validator(mode="after")
@@ -95,7 +95,7 @@ class RolloutRecord(BaseModel):
     policy: str
     perturbation: str | None = None
     sample_index: int = 0
-    seed: int = 0
+    seed: int | None = None
     #: The judged rollout: verdict, reward, per-turn verdicts, ledgers, event log and hash, judge label.
     result: RolloutResult | None = None
     #: Why this rollout failed (a bad scenario, a permanent model failure, a plugin's exception).
@@ -120,7 +120,7 @@ async def execute(spec: RolloutSpec, *, host: Host | None = None, judge_pool: Ju
     """Run `spec` through the `rollout` hook; every exception ends up in the record's `error`."""
     host = host or Host.create()
     try:
-        pending = host.hook.rollout(spec=_Spec(spec, file), host=host, judge_pool=judge_pool)
+        pending = host.hook.rollout(spec=spec, scenario_file=file, host=host, judge_pool=judge_pool)
         if pending is None:  # pragma: no cover - the built-in drivers plugin always answers
             raise OrchestraError("no plugin runs rollouts (the built-in `drivers` plugin is missing)")
         record: RolloutRecord = await pending
@@ -134,28 +134,22 @@ def execute_sync(spec: RolloutSpec, **kwargs: Any) -> RolloutRecord:
     return anyio.run(lambda: execute(spec, **kwargs))
 
 
-class _Spec:
-    """A spec plus the already-resolved scenario file (hf: sources have no file on disk)."""
+async def run_spec(rs: RolloutSpec, *, host: Host, judge_pool: JudgePool | None, scenario_file: ScenarioFile | None = None) -> RolloutRecord:
+    """The built-in rollout: open the session, run the policy, judge. (The `drivers` plugin calls it.)
 
-    def __init__(self, spec: RolloutSpec, file: ScenarioFile | None) -> None:
-        self.spec = spec
-        self.file = file or ScenarioFile(spec.scenario)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.spec, name)
-
-
-async def run_spec(spec: Any, *, host: Host, judge_pool: JudgePool | None) -> RolloutRecord:
-    """The built-in rollout: open the session, run the policy, judge. (The `drivers` plugin calls it.)"""
-    wrapped: _Spec = spec if isinstance(spec, _Spec) else _Spec(spec, None)
-    rs, file = wrapped.spec, wrapped.file
+    `scenario_file` is the already-resolved file when there is one (an `hf:` source has no file on disk)."""
+    file = scenario_file or ScenarioFile(rs.scenario)
     record = _blank(rs, file)
     try:
         with Session.open(file, rs.session, judge_pool=judge_pool) as session:
             record.scenario_id = session.scenario_id
             trace = None
             if rs.agent is not None:
-                await _run_agent_policy(session, rs.agent, host, record)
+                agent_config = rs.agent
+                if rs.seed is not None:  # sampling seed per sample: the same spec, different samples
+                    model = agent_config.model.model_copy(update={"extra": {**agent_config.model.extra, "seed": rs.seed + rs.sample_index}})
+                    agent_config = agent_config.model_copy(update={"model": model})
+                await _run_agent_policy(session, agent_config, host, record)
             else:
                 assert rs.oracle is not None
                 if not _run_oracle_policy(session, rs.oracle, record):

@@ -22,7 +22,7 @@ def agent_run(agent: AgentView) -> Awaitable[None]:
 
 
 @hookimpl(trylast=True)
-def rollout(spec: Any, host: Any, judge_pool: Any) -> Awaitable[Any]:
+def rollout(spec: Any, scenario_file: Any, host: Any, judge_pool: Any) -> Awaitable[Any]:
     from orchestra.rollout import run_spec
 
-    return run_spec(spec, host=host, judge_pool=judge_pool)
+    return run_spec(spec, host=host, judge_pool=judge_pool, scenario_file=scenario_file)
