@@ -90,6 +90,9 @@ _SIZES = {"xxs": "xxs", "xs": "xs", "s": "s", "m": "m", "l": "l", "xl": "xl", "x
           "large": "l", "extra large": "xl", "extra-large": "xl"}
 _SIZE = re.compile(r"\b(?:size|wears|wear)\s+(?:an?\s+|in\s+)?(XXS|XS|S|M|L|XL|XXL|xxs|xs|s|m|l|xl|xxl|small|medium|large|extra[- ]large)\b", re.I)
 _STOPWORDS = {"of", "the", "a", "an", "your", "my", "in", "at", "on", "and", "x", "for", "to", "with", "is", "are", "was", "were"}
+#: A cab's service type said as such ("Default cab", "Premium ride"): a fact, although the bare
+#: words are ordinary words (`_STOP_NAMES`); booking a Premium cab is not booking a Default one.
+_CAB_SERVICE = re.compile(r"\b(Default|Premium|Van)(?=\s+(?:cab|ride|taxi|car)s?\b)")
 _QUOTED = re.compile(r"(?:(?<=^)|(?<=[\s(:]))['\"‘“]([^'\"‘’“”\n]{2,60}?)['\"’”](?=$|[\s.,;:!?)])")
 
 
@@ -272,6 +275,8 @@ def _extract(text: str, gazetteer: Gazetteer | None) -> list[Fact]:
     if gazetteer is not None:
         for fact in _name_facts(text, gazetteer, spans):
             facts.append(fact)
+    for m in _CAB_SERVICE.finditer(text):
+        add("name", m, m.group(1).lower(), 1)
     for m in _CODE.finditer(text):
         token = m.group(0)
         if re.fullmatch(r"\d+-[a-z]+", token):  # "2-bedroom": a number, the word is wording

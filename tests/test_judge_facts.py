@@ -91,3 +91,12 @@ def test_wrong_version_changes_every_fact_and_is_rejected():
 def test_empty_gazetteer_and_non_text_values():
     assert check_text("Budget: 120", 120, Gazetteer()).ok
     assert not check_text("Budget: 120", None).ok
+
+
+@pytest.mark.parametrize("agent", ["Booked a Premium cab to the station.", "Booked a Van to the station."])
+def test_a_cab_of_another_service_type_is_a_wrong_fact(agent):
+    # univ_03_mt_adapt_cab_rebook: "Default", "Premium", "Van" are ordinary words, but said of a cab they are the booking
+    check = check_text("Booked a Default cab to the station.", agent, GAZ)
+    assert not check.ok and "default" in check.note.lower()
+    assert check_text("Booked a Default cab to the station.", "Your Default ride to the station is booked.", GAZ).ok
+    assert check_text("I booked a Premium cab and told Roger.", "Ordered a Premium one for you; Roger knows.", GAZ).ok
