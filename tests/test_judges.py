@@ -61,6 +61,9 @@ def test_bad_judge_settings_are_clear_errors():
     with pytest.raises(ValidationError, match="only apply to --judge llm"):
         JudgeConfig(mode="strict", model="openai/gpt-4o-mini")
     assert JudgeConfig(mode="llm", model="openai/x").label == "llm:openai/x"
+    assert JudgeConfig(mode="llm", model="openai/x", are_bool_bug=False).label == "llm:openai/x+verbatim-bools"
+    with pytest.raises(ValidationError, match="only applies to --judge llm"):
+        JudgeConfig(mode="strict", are_bool_bug=False)
     assert "secret" not in repr(JudgeConfig(mode="llm", model="m", api_key="secret"))
     assert "api_key" not in JudgeConfig(mode="llm", model="m", api_key="secret").model_dump()
 
@@ -143,6 +146,18 @@ def test_engine_post_processes_like_ares_litellm_engine_and_caches(tmp_path):
     uncached([{"role": "user", "content": "hello"}])
     uncached([{"role": "user", "content": "hello"}])
     assert uncached.usage.calls == 2
+
+
+def test_the_bool_bug_opt_out_keeps_true_verbatim_in_its_own_cache_entries(tmp_path):
+    model = _script(tmp_path, [{"contains": "hello", "reply": "[[True]] STOP x"}], default="[[False]]")
+    messages = [{"role": "user", "content": "hello"}]
+    assert JudgeEngine(model, cache_dir=tmp_path / "cache")(messages, stop_sequences=["STOP"])[0] == "[[true]] "
+    verbatim = JudgeEngine(model, cache_dir=tmp_path / "cache", are_bool_bug=False)
+    assert verbatim(messages, stop_sequences=["STOP"])[0] == "[[True]] "  # not the faithful engine's cached entry
+    assert verbatim.usage.calls == 1 and verbatim.usage.cache_hits == 0
+    again = JudgeEngine(model, cache_dir=tmp_path / "cache", are_bool_bug=False)
+    assert again(messages, stop_sequences=["STOP"])[0] == "[[True]] " and again.usage.cache_hits == 1
+    assert JudgeEngine(model, cache_dir=tmp_path / "cache")(messages, stop_sequences=["STOP"])[0] == "[[true]] "
 
 
 def test_a_script_without_a_matching_rule_is_a_clear_error(tmp_path):

@@ -60,6 +60,8 @@ def run(args: argparse.Namespace) -> int:
     config = session_config(args)
     if args.parity and config.judge.mode == "strict":
         raise OrchestraError("--parity compares with ARE's own judge, and ARE has no strict judge: use --judge scripted or --judge llm")
+    if args.parity and not config.judge.are_bool_bug:
+        raise OrchestraError("--parity compares with ARE's own LLM judge, which lowers True/False in replies: drop --no-judge-are-bool-bug")
     rows: dict[str, dict[str | None, ReplayOutcome]] = defaultdict(dict)
     problems: list[str] = []
     for o in replay_sources(args.sources, perturbations=COLUMNS, config=config, native_parity=args.parity, **filter_kwargs(args)):

@@ -41,6 +41,10 @@ def test_bad_judge_options_are_clear_errors(capsys, scenario_path):
     assert "only apply to --judge llm" in capsys.readouterr().err
     assert main(["judge-check", path, "--judge", "strict", "--parity"]) == 2
     assert "ARE has no strict judge" in capsys.readouterr().err
+    assert main(["replay", path, "--judge", "strict", "--no-judge-are-bool-bug"]) == 2
+    assert "only applies to --judge llm" in capsys.readouterr().err
+    assert main(["judge-check", path, "--judge", "llm", "--judge-model", "orchestra-judge/x.json", "--no-judge-are-bool-bug", "--parity"]) == 2
+    assert "drop --no-judge-are-bool-bug" in capsys.readouterr().err
 
 
 def test_run_records_the_judge_and_its_usage(capsys, scenario_path, tmp_path):
@@ -51,3 +55,16 @@ def test_run_records_the_judge_and_its_usage(capsys, scenario_path, tmp_path):
     rec = json.loads(capsys.readouterr().out)
     assert code == 0 and rec["success"] is True  # the oracle's answer equals the oracle's: no judge-model call
     assert rec["judge"] == f"llm:orchestra-judge/{script}" and rec["judge_usage"]["calls"] == 0
+
+
+def test_the_bool_bug_opt_out_lets_the_llm_judge_accept_a_correct_paraphrase(capsys, scenario_path, tmp_path):
+    script = tmp_path / "judge.json"
+    script.write_text(json.dumps({"rules": [], "default": "<subtask>x</subtask> [[True]] [[Success]]"}))
+    path = str(scenario_path("starter_search_lookup"))
+    base = ["replay", path, "--json", "--judge", "llm", "--judge-model", f"orchestra-judge/{script}", "--judge-cache", str(tmp_path / "cache")]
+    # a judge model that accepts everything: ARE's faithful default still rejects a text not equal to the oracle's
+    assert main([*base, "--perturb", "wrong_answer"]) == 0
+    assert json.loads(capsys.readouterr().out)["success"] is False
+    assert main([*base, "--perturb", "wrong_answer", "--no-judge-are-bool-bug"]) == 0
+    rec = json.loads(capsys.readouterr().out)
+    assert rec["success"] is True and rec["judge"] == f"llm:orchestra-judge/{script}+verbatim-bools"
