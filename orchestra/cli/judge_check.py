@@ -38,7 +38,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
 def as_expected(o: ReplayOutcome) -> bool | None:
     """True/False when judged; None when not applicable or errored."""
-    if o.result is None:
+    if o.result is None or o.error is not None:
         return None
     return o.result.success == o.expected_success and o.result.reward == (1.0 if o.expected_success else 0.0)
 

@@ -68,3 +68,13 @@ def test_the_bool_bug_opt_out_lets_the_llm_judge_accept_a_correct_paraphrase(cap
     assert main([*base, "--perturb", "wrong_answer", "--no-judge-are-bool-bug"]) == 0
     rec = json.loads(capsys.readouterr().out)
     assert rec["success"] is True and rec["judge"] == f"llm:orchestra-judge/{script}+verbatim-bools"
+
+
+def test_a_judge_model_that_cannot_be_reached_is_an_error_not_a_failed_rollout(capsys, scenario_path, tmp_path):
+    # the same path as an unreachable --judge-endpoint (litellm raises inside ARE's judge), without the network
+    path = str(scenario_path("starter_search_lookup"))
+    code = main(["replay", path, "--json", "--perturb", "wrong_answer", "--judge", "llm", "--judge-model",
+                 f"orchestra-judge/{tmp_path / 'no-such-script.json'}", "--no-judge-cache", "--out", str(tmp_path / "out")])
+    rec = json.loads(capsys.readouterr().out)
+    assert code == 1 and rec["status"] == "error" and "judge" in rec["error"] and "no-such-script.json" in rec["error"]
+    assert rec["event_log_sha256"] and (tmp_path / "out" / "starter_search_lookup.wrong_answer.events.json").exists()
