@@ -19,10 +19,12 @@ The ARE side (building the judges) lives in `orchestra.are.judges`.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import threading
+import warnings
 from pathlib import Path
 from typing import Any, Literal
 
@@ -120,6 +122,7 @@ class JudgeCallCache:
 
     def __init__(self, folder: Path) -> None:
         self.folder = Path(folder)
+        self._warned = False
 
     @staticmethod
     def key(
@@ -147,11 +150,20 @@ class JudgeCallCache:
         return data if isinstance(data, dict) and isinstance(data.get("text"), str) else None
 
     def put(self, key: str, entry: dict[str, Any]) -> None:
+        """Store a reply. A folder that cannot be written (read-only, full) costs only the cache:
+        the reply was already obtained, so the verdict stands and a warning says why reruns re-ask."""
         path = self._path(key)
-        path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
-        tmp.write_text(json.dumps(entry, indent=1, sort_keys=True, ensure_ascii=False))
-        os.replace(tmp, path)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp.write_text(json.dumps(entry, indent=1, sort_keys=True, ensure_ascii=False))
+            os.replace(tmp, path)
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                tmp.unlink(missing_ok=True)
+            if not self._warned:
+                self._warned = True
+                warnings.warn(f"judge-call cache {self.folder} cannot be written ({exc}); judge replies are not cached", stacklevel=2)
 
 
 _ROLE_CONVERSIONS = {"tool-response": "user", "tool-call": "assistant"}

@@ -217,3 +217,18 @@ def test_llm_judge_calls_are_cached_reported_apart_and_never_move_the_clock(scen
     assert second.success == first.success
     scripted, _ = _rollout(scenario_path("starter_search_lookup"), JudgeConfig(), answer=PARAPHRASE)
     assert (first.sim_seconds, first.event_log_sha256, first.prompt_tokens) == (scripted.sim_seconds, scripted.event_log_sha256, scripted.prompt_tokens)
+
+
+def test_a_cache_that_cannot_be_written_costs_only_the_cache(tmp_path, monkeypatch):
+    import orchestra.judges as judges_module
+
+    def refuse(*args, **kwargs):
+        raise PermissionError(13, "Permission denied")
+
+    model = _script(tmp_path, [{"contains": "hello", "reply": "[[True]]"}])
+    monkeypatch.setattr(judges_module.os, "replace", refuse)  # a read-only folder (tests may run as root)
+    engine = JudgeEngine(model, cache_dir=tmp_path / "cache")
+    with pytest.warns(UserWarning, match="cannot be written"):
+        assert engine([{"role": "user", "content": "hello"}])[0] == "[[true]]"
+    assert engine([{"role": "user", "content": "hello"}])[0] == "[[true]]"  # warned once, asked again
+    assert engine.usage.calls == 2 and not list((tmp_path / "cache").rglob("*.tmp"))
