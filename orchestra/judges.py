@@ -67,8 +67,9 @@ class JudgeConfig(BaseModel):
     def _check(self) -> JudgeConfig:
         if self.mode == "llm" and not self.model:
             raise ValueError("judge mode 'llm' needs a judge model (--judge-model, a litellm model string)")
-        if self.mode != "llm" and (self.model or self.endpoint or self.max_tokens):
-            raise ValueError(f"--judge-model / --judge-endpoint only apply to --judge llm (the judge is {self.mode!r})")
+        given = [o for o, v in (("--judge-model", self.model), ("--judge-endpoint", self.endpoint), ("--judge-max-tokens", self.max_tokens)) if v]
+        if self.mode != "llm" and given:
+            raise ValueError(f"{' / '.join(given)} only apply to --judge llm (the judge is {self.mode!r})")
         if self.mode != "llm" and not self.are_bool_bug:
             raise ValueError(f"--no-judge-are-bool-bug only applies to --judge llm (the judge is {self.mode!r})")
         return self

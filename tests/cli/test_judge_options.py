@@ -33,7 +33,7 @@ def test_judge_check_strict_table_has_a_wrong_answer_column(capsys, scenario_pat
     assert "judge: strict" in out
 
 
-def test_bad_judge_options_are_clear_errors(capsys, scenario_path):
+def test_bad_judge_options_are_clear_errors(capsys, scenario_path, tmp_path):
     path = str(scenario_path("starter_search_lookup"))
     assert main(["replay", path, "--judge", "llm"]) == 2
     assert "needs a judge model (--judge-model" in capsys.readouterr().err
@@ -41,6 +41,15 @@ def test_bad_judge_options_are_clear_errors(capsys, scenario_path):
     assert "only apply to --judge llm" in capsys.readouterr().err
     assert main(["judge-check", path, "--judge", "strict", "--parity"]) == 2
     assert "ARE has no strict judge" in capsys.readouterr().err
+    assert main(["replay", path, "--judge", "llm", "--judge-model", "openai/x", "--judge-max-tokens", "0"]) == 2
+    assert "--judge-max-tokens: Input should be greater than 0" in capsys.readouterr().err
+    assert main(["replay", path, "--judge", "strict", "--judge-max-tokens", "5"]) == 2
+    assert "--judge-max-tokens only apply to --judge llm" in capsys.readouterr().err
+    for extra in (["--judge-cache", str(tmp_path)], ["--judge-api-key", "k"], ["--no-judge-cache"]):
+        assert main(["replay", path, "--judge", "strict", *extra]) == 2
+        assert f"{extra[0]} only apply to --judge llm" in capsys.readouterr().err
+    assert main(["replay", path, "--judge", "llm", "--judge-model", "openai/x", "--judge-cache", path]) == 2
+    assert "is a file, not a folder" in capsys.readouterr().err
     assert main(["replay", path, "--judge", "strict", "--no-judge-are-bool-bug"]) == 2
     assert "only applies to --judge llm" in capsys.readouterr().err
     assert main(["judge-check", path, "--judge", "llm", "--judge-model", "orchestra-judge/x.json", "--no-judge-are-bool-bug", "--parity"]) == 2
