@@ -59,6 +59,7 @@ def replay_file(
                 outcome.note = plan.notes[-1]
             replay(session, plan)
             outcome.result = session.finish()
+            outcome.error = outcome.result.error  # a judge error: the rollout is kept, its verdict is not one
             trace = export_trace(session, file.text) if native_parity else None
         if trace is not None:
             outcome.native = are_native_verdict(trace, judge=config.judge if config is not None else None)

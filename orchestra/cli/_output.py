@@ -21,10 +21,10 @@ def outcome_record(o: ReplayOutcome) -> dict[str, Any]:
         rec.update(status="error", error=o.error)
     elif o.not_applicable is not None:
         rec.update(status="not_applicable", reason=o.not_applicable)
-    elif o.result is not None:
+    if o.result is not None and o.not_applicable is None:  # kept with an error too (a judge error)
         r = o.result
         rec.update(
-            status="ok",
+            status="error" if o.error is not None else "ok",
             success=r.success,
             reward=r.reward,
             reward_mode=r.reward_mode,
