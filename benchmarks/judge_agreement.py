@@ -7,7 +7,8 @@ Rows:
 * `strict` — all items, then the hand-written development paraphrases, then the held-out ones;
 * `llm` with a *scripted* judge model that replies with each item's label (a perfect judge model,
   `orchestra-judge/FILE`): what ARE's LLM-judge pipeline makes of a judge model that is always
-  right. Every number is measured by judging each text with the judge's own per-tool judge.
+  right; then the same with `--no-judge-are-bool-bug` (the judge model's True/False kept verbatim).
+  Every number is measured by judging each text with the judge's own per-tool judge.
 """
 
 from __future__ import annotations
@@ -30,19 +31,6 @@ def row(a: Agreement, note: str = "") -> str:
     para = f"{a.paraphrase_accepted}/{a.paraphrase_total}" if a.paraphrase_total else "-"
     return (f"| {a.judge} | {a.n} | {a.agree} ({100 * a.rate:.1f}%) | {a.false_accepts}/{a.wrong_total} | "
             f"{a.false_rejects}/{a.correct_total} | {para} | {note} |")
-
-
-def _judge_without_bool_rewrite(model: str) -> object:
-    from are.simulation.validation import GraphPerEventJudgeConfig, JudgeFactory
-
-    from orchestra.judges import JudgeEngine
-
-    class KeepCase(JudgeEngine):
-        def __call__(self, messages, stop_sequences=None, **kwargs):  # type: ignore[no-untyped-def]
-            text, _, _ = self._complete([{"role": m["role"], "content": m.get("content", "")} for m in messages])
-            return text, None
-
-    return JudgeFactory()(GraphPerEventJudgeConfig(engine=KeepCase(model)))
 
 
 def main() -> int:
@@ -69,10 +57,11 @@ def main() -> int:
         llm = judge_items(llm_judge, items)
         a = agreement("llm (scripted perfect judge model)", items, llm)
         print(row(a, "ARE's LLM judge as are-benchmark builds it"))
-        # Counterfactual, not an orchestra mode: the same judge with an engine that does not
-        # rewrite True/False in replies (ARE's LiteLLMEngine does, see docs/judges.md).
-        llm_fixed = judge_items(_judge_without_bool_rewrite(f"orchestra-judge/{script}"), items)
-        print(row(agreement("llm, engine keeps [[True]] (counterfactual)", items, llm_fixed), "not a mode: shows the cause of the false rejects"))
+        # The opt-out (--no-judge-are-bool-bug): the same judge, the judge model's True/False kept
+        # verbatim (ARE's LiteLLMEngine lowers them, see docs/judges.md).
+        verbatim = build_judge(JudgeConfig(mode="llm", model=f"orchestra-judge/{script}", use_cache=False, are_bool_bug=False))
+        llm_fixed = judge_items(verbatim, items)
+        print(row(agreement("llm --no-judge-are-bool-bug (scripted perfect judge model)", items, llm_fixed), "True/False kept verbatim"))
     by_tool: Counter[tuple[str, str, bool]] = Counter()
     for i, v in zip(items, llm):
         if i.label == "correct" and not v:

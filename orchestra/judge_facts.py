@@ -90,6 +90,47 @@ _SIZES = {"xxs": "xxs", "xs": "xs", "s": "s", "m": "m", "l": "l", "xl": "xl", "x
           "large": "l", "extra large": "xl", "extra-large": "xl"}
 _SIZE = re.compile(r"\b(?:size|wears|wear)\s+(?:an?\s+|in\s+)?(XXS|XS|S|M|L|XL|XXL|xxs|xs|s|m|l|xl|xxl|small|medium|large|extra[- ]large)\b", re.I)
 _STOPWORDS = {"of", "the", "a", "an", "your", "my", "in", "at", "on", "and", "x", "for", "to", "with", "is", "are", "was", "were"}
+#: A cab's service type said as such ("Default cab", "Premium ride"): a fact, although the bare
+#: words are ordinary words (`_STOP_NAMES`); booking a Premium cab is not booking a Default one.
+_CAB_SERVICE = re.compile(r"\b(Default|Premium|Van)(?=\s+(?:cab|ride|taxi|car)s?\b)")
+# Agent-side formats only (what an agent may write; the oracle's facts are parsed as before):
+_TIME_DOT_MER = re.compile(rf"\b(\d{{1,2}})\.(\d{{2}})\s*{_MER}(?![a-z])", re.I)  # "3.15 pm"
+_HOUR_WORDS = {w: i + 1 for i, w in enumerate("one two three four five six seven eight nine ten eleven twelve".split())}
+_PAST_WORDS = {"five": 5, "ten": 10, "quarter": 15, "a quarter": 15, "twenty": 20, "twenty-five": 25, "twenty five": 25, "half": 30}
+_SPOKEN_TIME = re.compile(
+    r"\b(?:(a quarter|quarter|half|twenty[- ]five|twenty|ten|five)\s+(past|to)\s+)?"
+    rf"(\d{{1,2}}|{'|'.join(_HOUR_WORDS)})\b(\s+o['’]clock)?"
+    rf"(?:\s+(?:in\s+the\s+(morning|afternoon|evening)|(at\s+night)|{_MER}(?![a-z])))?",
+    re.I,
+)
+#: "1.234,50 €", "1 234,50 EUR", "€ 12,50": a decimal comma, unambiguous only next to the euro
+_EU_AMOUNT = re.compile(
+    r"(?<![\w.,])(\d{1,3}(?:[. ]\d{3})+,\d{2}|\d+,\d{2})\s?(?:€|eur\b|euros?\b)|(?:€|\beur)\s?(\d{1,3}(?:[. ]\d{3})+,\d{2}|\d+,\d{2})(?![\d,])",
+    re.I,
+)
+_DOT_DATE = re.compile(r"\b(\d{1,2})\.(\d{1,2})\.(\d{4}|\d{2})\b")  # "15.10.2024": day first
+
+
+def _spoken_times(m: re.Match[str]) -> list[int]:
+    """ "quarter past three", "half past eight in the evening", "3 o'clock": said in words."""
+    past, direction, hour, oclock, part, night, mer = m.groups()
+    if not (past or oclock):
+        return []  # a bare number is not a time
+    h = int(hour) if hour.isdigit() else _HOUR_WORDS[hour.lower()]
+    if not 1 <= h <= 12:
+        return []
+    offset = _PAST_WORDS[" ".join(past.lower().replace("-", " ").split()).replace("twenty five", "twenty-five")] if past else 0
+    minutes = h * 60 + (-offset if direction and direction.lower() == "to" else offset)
+    minutes %= 12 * 60
+    if mer:
+        pm = mer.lower().startswith("p")
+    elif part or night:
+        pm = bool(night) or part.lower() in ("afternoon", "evening")
+    else:
+        return [minutes, minutes + 12 * 60]
+    return [minutes + (12 * 60 if pm else 0)]
+
+
 _QUOTED = re.compile(r"(?:(?<=^)|(?<=[\s(:]))['\"‘“]([^'\"‘’“”\n]{2,60}?)['\"’”](?=$|[\s.,;:!?)])")
 
 
@@ -272,6 +313,8 @@ def _extract(text: str, gazetteer: Gazetteer | None) -> list[Fact]:
     if gazetteer is not None:
         for fact in _name_facts(text, gazetteer, spans):
             facts.append(fact)
+    for m in _CAB_SERVICE.finditer(text):
+        add("name", m, m.group(1).lower(), 1)
     for m in _CODE.finditer(text):
         token = m.group(0)
         if re.fullmatch(r"\d+-[a-z]+", token):  # "2-bedroom": a number, the word is wording
@@ -419,6 +462,12 @@ def read_text(text: str) -> TextFacts:
             if 1 <= mo <= 12 and 1 <= d <= 31:
                 dates.add((mo, d, year))
                 months.add(mo)
+    for m in _DOT_DATE.finditer(low):
+        d, mo, y = int(m.group(1)), int(m.group(2)), int(m.group(3))
+        if 1 <= mo <= 12 and 1 <= d <= 31:
+            dates.add((mo, d, y + 2000 if y < 100 else y))
+            months.add(mo)
+            masked = masked.replace(m.group(0), " ")
     date_spans: list[tuple[int, int]] = []
     for rx, mon_g, day_g in ((_DATE_MD, 2, 3), (_DATE_DM, 3, 2)):
         for m in rx.finditer(low):
@@ -458,6 +507,20 @@ def read_text(text: str) -> TextFacts:
         times.update(_time_minutes(m.group(1), None, None))
     for m in _TIME_WORDS.finditer(low):
         times.add(0 if m.group(1).lower() == "midnight" else 720)
+    for m in _TIME_DOT_MER.finditer(low):
+        times.update(_time_minutes(m.group(1), m.group(2), m.group(3)))
+        masked = masked.replace(m.group(0), " ")
+    for m in _SPOKEN_TIME.finditer(low):
+        spoken = _spoken_times(m)
+        times.update(spoken)
+        if spoken:
+            masked = masked.replace(m.group(0), " ")
+    for m in _EU_AMOUNT.finditer(low):
+        raw = m.group(1) or m.group(2)
+        value = _decimal(raw.replace(".", "").replace(" ", "").replace(",", "."))
+        if value is not None:
+            numbers.add(value)
+        masked = masked.replace(m.group(0), " ")
     for m in _RATIO.finditer(low):
         ids.add(m.group(0))
     for m in _UNIT_QTY.finditer(low):

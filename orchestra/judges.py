@@ -19,10 +19,12 @@ The ARE side (building the judges) lives in `orchestra.are.judges`.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import threading
+import warnings
 from pathlib import Path
 from typing import Any, Literal
 
@@ -54,19 +56,31 @@ class JudgeConfig(BaseModel):
     max_tokens: int | None = Field(None, gt=0, description="cap on each judge reply (default: none, as ARE's engine)")
     cache_dir: Path | None = Field(None, description=f"judge-call cache folder (default: ${CACHE_ENV} or ~/.cache/orchestra/judge-calls)")
     use_cache: bool = True
+    are_bool_bug: bool = Field(
+        True,
+        description="reproduce ARE 1.2.0's engine, which lowers True/False in every judge reply so its [[True]] checkers "
+        "reject every free text not equal to the oracle's (verdicts equal are-benchmark's); False keeps the judge "
+        "model's reply verbatim, so the LLM judge can accept a correct paraphrase (mode llm only)",
+    )
 
     @model_validator(mode="after")
     def _check(self) -> JudgeConfig:
         if self.mode == "llm" and not self.model:
             raise ValueError("judge mode 'llm' needs a judge model (--judge-model, a litellm model string)")
-        if self.mode != "llm" and (self.model or self.endpoint or self.max_tokens):
-            raise ValueError(f"--judge-model / --judge-endpoint only apply to --judge llm (the judge is {self.mode!r})")
+        given = [o for o, v in (("--judge-model", self.model), ("--judge-endpoint", self.endpoint), ("--judge-max-tokens", self.max_tokens)) if v]
+        if self.mode != "llm" and given:
+            raise ValueError(f"{' / '.join(given)} only apply to --judge llm (the judge is {self.mode!r})")
+        if self.mode != "llm" and not self.are_bool_bug:
+            raise ValueError(f"--no-judge-are-bool-bug only applies to --judge llm (the judge is {self.mode!r})")
         return self
 
     @property
     def label(self) -> str:
-        """What produced a verdict: `scripted`, `strict` or `llm:<model>`."""
-        return f"llm:{self.model}" if self.mode == "llm" else self.mode
+        """What produced a verdict: `scripted`, `strict`, `llm:<model>`, or `llm:<model>+verbatim-bools`
+        (the opt-out of ARE's True/False lowering, whose verdicts differ from are-benchmark's)."""
+        if self.mode != "llm":
+            return self.mode
+        return f"llm:{self.model}" + ("" if self.are_bool_bug else "+verbatim-bools")
 
     def resolved_cache_dir(self) -> Path | None:
         if self.mode != "llm" or not self.use_cache:
@@ -74,7 +88,7 @@ class JudgeConfig(BaseModel):
         return self.cache_dir or default_cache_dir()
 
     def pool_key(self) -> tuple[Any, ...]:
-        return (self.mode, self.model, self.endpoint, self.api_key, self.max_tokens, str(self.resolved_cache_dir()))
+        return (self.mode, self.model, self.endpoint, self.api_key, self.max_tokens, self.are_bool_bug, str(self.resolved_cache_dir()))
 
 
 class JudgeUsage(BaseModel):
@@ -109,12 +123,17 @@ class JudgeCallCache:
 
     def __init__(self, folder: Path) -> None:
         self.folder = Path(folder)
+        self._warned = False
 
     @staticmethod
-    def key(model: str, messages: list[dict[str, Any]], stop: list[str] | None = None, max_tokens: int | None = None) -> str:
+    def key(
+        model: str, messages: list[dict[str, Any]], stop: list[str] | None = None, max_tokens: int | None = None, verbatim_bools: bool = False
+    ) -> str:
         request: dict[str, Any] = {"model": model, "messages": messages, "stop": list(stop or [])}
         if max_tokens is not None:
             request["max_tokens"] = max_tokens
+        if verbatim_bools:  # the stored reply is post-processed: a verbatim one is another entry
+            request["verbatim_bools"] = True
         payload = json.dumps(request, sort_keys=True, ensure_ascii=False, default=str)
         return hashlib.sha256(payload.encode()).hexdigest()
 
@@ -132,11 +151,20 @@ class JudgeCallCache:
         return data if isinstance(data, dict) and isinstance(data.get("text"), str) else None
 
     def put(self, key: str, entry: dict[str, Any]) -> None:
+        """Store a reply. A folder that cannot be written (read-only, full) costs only the cache:
+        the reply was already obtained, so the verdict stands and a warning says why reruns re-ask."""
         path = self._path(key)
-        path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
-        tmp.write_text(json.dumps(entry, indent=1, sort_keys=True, ensure_ascii=False))
-        os.replace(tmp, path)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp.write_text(json.dumps(entry, indent=1, sort_keys=True, ensure_ascii=False))
+            os.replace(tmp, path)
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                tmp.unlink(missing_ok=True)
+            if not self._warned:
+                self._warned = True
+                warnings.warn(f"judge-call cache {self.folder} cannot be written ({exc}); judge replies are not cached", stacklevel=2)
 
 
 _ROLE_CONVERSIONS = {"tool-response": "user", "tool-call": "assistant"}
@@ -148,14 +176,23 @@ class JudgeEngine:
     ARE's judge calls `engine(messages, additional_trace_tags=[...])` and reads `(text, metadata)`.
     The reply is post-processed exactly as ARE's `LiteLLMEngine.chat_completion` does (role
     conversion, `True`/`False` lowered, cut at stop sequences), so a model's reply means the same
-    to the judge here as under `are-benchmark`. Usage accumulates in `usage` (a rollout reads the
+    to the judge here as under `are-benchmark` — unless `are_bool_bug=False`, which keeps the
+    model's `True`/`False` verbatim (ARE's `[[True]]` checkers can then accept). Usage accumulates in `usage` (a rollout reads the
     difference); nothing here knows about the simulated clock.
     """
 
     def __init__(
-        self, model: str, *, endpoint: str | None = None, api_key: str | None = None, cache_dir: Path | None = None, max_tokens: int | None = None
+        self,
+        model: str,
+        *,
+        endpoint: str | None = None,
+        api_key: str | None = None,
+        cache_dir: Path | None = None,
+        max_tokens: int | None = None,
+        are_bool_bug: bool = True,
     ) -> None:
         self.model = model
+        self.are_bool_bug = are_bool_bug
         self.max_tokens = max_tokens
         self.endpoint = endpoint
         self.api_key = api_key
@@ -173,14 +210,15 @@ class JudgeEngine:
             for m in messages
         ]
         stops = list(stop_sequences or [])
-        key = JudgeCallCache.key(self.model, converted, stops, self.max_tokens) if self.cache else None
+        key = JudgeCallCache.key(self.model, converted, stops, self.max_tokens, not self.are_bool_bug) if self.cache else None
         entry = self.cache.get(key) if self.cache and key else None
         if entry is not None:
             with self._lock:
                 self.usage.cache_hits += 1
             return entry["text"], None
         text, usage, cost = self._complete(converted)
-        text = text.replace("False", "false").replace("True", "true")
+        if self.are_bool_bug:  # ARE 1.2.0's LiteLLMEngine.chat_completion (litellm_engine.py:125)
+            text = text.replace("False", "false").replace("True", "true")
         for stop in stops:
             text = text.split(stop)[0]
         with self._lock:

@@ -160,6 +160,8 @@ async def run_spec(rs: RolloutSpec, *, host: Host, judge_pool: JudgePool | None,
                     trace = export_trace(session, file.text)
             if record.result is None:
                 record.result = session.finish()
+            # a judge error (an unreachable judge model, ...): the rollout is kept, its verdict is not one
+            record.error = record.error or record.result.error
         if trace is not None:
             from orchestra.are.native_verdict import are_native_verdict
 

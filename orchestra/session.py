@@ -380,6 +380,9 @@ class Session:
         success = bool(validation.success)
         rationale = None if success else _clean_rationale(validation)
         verdict = are_judges.verdict_details(self.prepared.judge, self._judge_usage_before, success)
+        if validation.exception is not None and error is None:
+            # the judge failed (an unreachable judge model, ...): no verdict, so an error, not a 0.0 to learn from
+            error = f"judge error ({verdict.label}): {type(validation.exception).__name__}: {validation.exception}"
         if verdict.note:
             rationale = verdict.note if rationale is None else f"{rationale}\n{verdict.note}"
         turns = [TurnVerdict(**v) for v in self.prepared.turn_verdicts]

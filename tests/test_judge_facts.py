@@ -91,3 +91,40 @@ def test_wrong_version_changes_every_fact_and_is_rejected():
 def test_empty_gazetteer_and_non_text_values():
     assert check_text("Budget: 120", 120, Gazetteer()).ok
     assert not check_text("Budget: 120", None).ok
+
+
+@pytest.mark.parametrize("agent", ["Booked a Premium cab to the station.", "Booked a Van to the station."])
+def test_a_cab_of_another_service_type_is_a_wrong_fact(agent):
+    # univ_03_mt_adapt_cab_rebook: "Default", "Premium", "Van" are ordinary words, but said of a cab they are the booking
+    check = check_text("Booked a Default cab to the station.", agent, GAZ)
+    assert not check.ok and "default" in check.note.lower()
+    assert check_text("Booked a Default cab to the station.", "Your Default ride to the station is booked.", GAZ).ok
+    assert check_text("I booked a Premium cab and told Roger.", "Ordered a Premium one for you; Roger knows.", GAZ).ok
+
+
+@pytest.mark.parametrize("oracle, agent", [
+    ("The call is at 15:15.", "The call is at quarter past three."),
+    ("The call is at 15:15.", "The call is at 3.15 pm."),
+    ("The call is at 15:00.", "The call is at three o'clock."),
+    ("The party is at 20:30.", "The party is at half past eight in the evening."),
+    ("The party is at 20:30.", "The party starts at half past 8 pm."),
+    ("Pickup at 07:45.", "Pickup at a quarter to eight in the morning."),
+    ("The total is €1,234.50.", "The total is 1.234,50 €."),
+    ("The total is €1,234.50.", "The total is 1 234,50 EUR."),
+    ("The total is €12.50.", "The total is EUR 12,50."),
+    ("Booked for Tuesday, October 15.", "Booked for Tuesday 15.10.2024."),
+])
+def test_times_in_words_dotted_times_and_dates_and_decimal_commas_are_the_same_fact(oracle, agent):
+    assert check_text(oracle, agent).ok, check_text(oracle, agent).note
+
+
+@pytest.mark.parametrize("oracle, agent", [
+    ("The party is at 20:30.", "The party is at half past eight in the morning."),
+    ("The call is at 15:15.", "The call is at quarter to three."),
+    ("The call is at 15:15.", "The call is at 3.15 am."),
+    ("The total is €1,234.50.", "The total is 1.234,05 €."),
+    ("Booked for Tuesday, October 15.", "Booked for Tuesday 10.15.2024."),
+    ("The call is at 17:00.", "You have five unread emails."),  # a bare number word is not a time
+])
+def test_the_new_formats_do_not_accept_other_values(oracle, agent):
+    assert not check_text(oracle, agent).ok

@@ -10,7 +10,9 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from judge_labelled_set import HELDOUT_FILE, LABELS_FILE, agreement, judge_items, labelled_set
+import json
+
+from judge_labelled_set import HELDOUT_FILE, LABELS_FILE, agreement, judge_items, judge_script_for, labelled_set
 from orchestra.are.judges import build_judge
 from orchestra.judge_facts import extract_facts
 from orchestra.judges import JudgeConfig
@@ -48,3 +50,21 @@ def test_the_heldout_file_names_only_real_free_texts(labelled):
     index = {(t.scenario_id, t.event_id, t.arg) for t in targets}
     for entry in yaml.safe_load(HELDOUT_FILE.read_text()):
         assert (entry["scenario"], entry["event"], entry.get("arg", "content")) in index
+
+
+def test_llm_with_the_bool_bug_opt_out_and_a_perfect_judge_model_agrees_with_the_labels(labelled, tmp_path):
+    """A scripted judge model answering each text's label: with `--no-judge-are-bool-bug` the LLM
+    judge agrees with every label; ARE's faithful default rejects the correct texts all the same
+    (ARE 1.2.0 lowers `[[True]]`, docs/judges.md). Every correct text, and the hand-written wrong ones."""
+    _, items = labelled
+    items = [i for i in items if i.label == "correct" or i.source != "generated"]
+    script = tmp_path / "labels-judge.json"
+    script.write_text(json.dumps(judge_script_for(items)))
+    model = f"orchestra-judge/{script}"
+    verbatim = judge_items(build_judge(JudgeConfig(mode="llm", model=model, use_cache=False, are_bool_bug=False)), items)
+    disagree = [(i.target.scenario_id, i.label, i.text) for i, v in zip(items, verbatim) if (i.label == "correct") != v]
+    assert not disagree, disagree[:5]
+    assert sum(i.label == "correct" for i in items) >= 200 and sum(i.label == "wrong" for i in items) >= 90
+    correct = [i for i in items if i.label == "correct"][:20]
+    faithful = judge_items(build_judge(JudgeConfig(mode="llm", model=model, use_cache=False)), correct)
+    assert not any(faithful)

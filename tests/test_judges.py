@@ -61,6 +61,9 @@ def test_bad_judge_settings_are_clear_errors():
     with pytest.raises(ValidationError, match="only apply to --judge llm"):
         JudgeConfig(mode="strict", model="openai/gpt-4o-mini")
     assert JudgeConfig(mode="llm", model="openai/x").label == "llm:openai/x"
+    assert JudgeConfig(mode="llm", model="openai/x", are_bool_bug=False).label == "llm:openai/x+verbatim-bools"
+    with pytest.raises(ValidationError, match="only applies to --judge llm"):
+        JudgeConfig(mode="strict", are_bool_bug=False)
     assert "secret" not in repr(JudgeConfig(mode="llm", model="m", api_key="secret"))
     assert "api_key" not in JudgeConfig(mode="llm", model="m", api_key="secret").model_dump()
 
@@ -145,6 +148,18 @@ def test_engine_post_processes_like_ares_litellm_engine_and_caches(tmp_path):
     assert uncached.usage.calls == 2
 
 
+def test_the_bool_bug_opt_out_keeps_true_verbatim_in_its_own_cache_entries(tmp_path):
+    model = _script(tmp_path, [{"contains": "hello", "reply": "[[True]] STOP x"}], default="[[False]]")
+    messages = [{"role": "user", "content": "hello"}]
+    assert JudgeEngine(model, cache_dir=tmp_path / "cache")(messages, stop_sequences=["STOP"])[0] == "[[true]] "
+    verbatim = JudgeEngine(model, cache_dir=tmp_path / "cache", are_bool_bug=False)
+    assert verbatim(messages, stop_sequences=["STOP"])[0] == "[[True]] "  # not the faithful engine's cached entry
+    assert verbatim.usage.calls == 1 and verbatim.usage.cache_hits == 0
+    again = JudgeEngine(model, cache_dir=tmp_path / "cache", are_bool_bug=False)
+    assert again(messages, stop_sequences=["STOP"])[0] == "[[True]] " and again.usage.cache_hits == 1
+    assert JudgeEngine(model, cache_dir=tmp_path / "cache")(messages, stop_sequences=["STOP"])[0] == "[[true]] "
+
+
 def test_a_script_without_a_matching_rule_is_a_clear_error(tmp_path):
     path = tmp_path / "s.json"
     path.write_text(json.dumps({"rules": [{"contains": "x", "reply": "y"}]}))
@@ -202,3 +217,18 @@ def test_llm_judge_calls_are_cached_reported_apart_and_never_move_the_clock(scen
     assert second.success == first.success
     scripted, _ = _rollout(scenario_path("starter_search_lookup"), JudgeConfig(), answer=PARAPHRASE)
     assert (first.sim_seconds, first.event_log_sha256, first.prompt_tokens) == (scripted.sim_seconds, scripted.event_log_sha256, scripted.prompt_tokens)
+
+
+def test_a_cache_that_cannot_be_written_costs_only_the_cache(tmp_path, monkeypatch):
+    import orchestra.judges as judges_module
+
+    def refuse(*args, **kwargs):
+        raise PermissionError(13, "Permission denied")
+
+    model = _script(tmp_path, [{"contains": "hello", "reply": "[[True]]"}])
+    monkeypatch.setattr(judges_module.os, "replace", refuse)  # a read-only folder (tests may run as root)
+    engine = JudgeEngine(model, cache_dir=tmp_path / "cache")
+    with pytest.warns(UserWarning, match="cannot be written"):
+        assert engine([{"role": "user", "content": "hello"}])[0] == "[[true]]"
+    assert engine([{"role": "user", "content": "hello"}])[0] == "[[true]]"  # warned once, asked again
+    assert engine.usage.calls == 2 and not list((tmp_path / "cache").rglob("*.tmp"))

@@ -32,6 +32,8 @@ class _SimClockMixin:
     start_time: float | None
     is_paused: bool
     backwards_requests: int
+    #: The latest time an ARE-requested jump may reach (set by the driven environment).
+    horizon: float | None = None
 
     def _init_sim(self, start_time: float) -> None:
         self.start_time = float(start_time)
@@ -72,7 +74,9 @@ class _SimClockMixin:
         if offset < 0:
             self.backwards_requests += 1
             return
-        self._now += offset
+        # ARE's wait jumps by the agent's whole timeout even past the scenario's end (its thread
+        # stops the run a tick later); the jump stops one tick past the end, where we stop it too.
+        self._now = self._now + offset if self.horizon is None else min(self._now + offset, max(self.horizon, self._now))
 
     # --- orchestra's interface ---
     def set(self, t: float) -> None:
@@ -154,6 +158,8 @@ class DrivenEnvironment:
             raise RuntimeError("scenario not initialized")
         env.duration = sc.duration
         env.time_increment_in_seconds = sc.time_increment_in_seconds
+        end = self.end_time
+        self.clock.horizon = None if end is None else end + (sc.time_increment_in_seconds or 1)
         env.delete_all_completed_events()
         # ARE's `run()` starts from an empty log; ours also keeps what each event looked like when
         # it was logged (an object the environment owns, replaced before anything is logged).

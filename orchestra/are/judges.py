@@ -227,7 +227,8 @@ def build_judge(config: JudgeConfig) -> Any:
         return judge
     assert config.model is not None
     engine = JudgeEngine(
-        config.model, endpoint=config.endpoint, api_key=config.api_key, cache_dir=config.resolved_cache_dir(), max_tokens=config.max_tokens
+        config.model, endpoint=config.endpoint, api_key=config.api_key, cache_dir=config.resolved_cache_dir(), max_tokens=config.max_tokens,
+        are_bool_bug=config.are_bool_bug,
     )
     judge = JudgeFactory()(GraphPerEventJudgeConfig(engine=engine))  # as are-benchmark run builds it
     _INFO[judge] = JudgeInfo(config=config, engine=engine)

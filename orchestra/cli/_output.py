@@ -18,14 +18,14 @@ def outcome_record(o: RolloutRecord) -> dict[str, Any]:
         "policy": o.policy,
         "perturbation": o.perturbation,
     }
-    if o.result is None and o.error is not None:
+    if o.error is not None:
         rec.update(status="error", error=o.error)
     elif o.not_applicable is not None:
         rec.update(status="not_applicable", reason=o.not_applicable)
-    elif o.result is not None:
+    if o.result is not None and o.not_applicable is None:  # kept with an error too (a judge error)
         r = o.result
         rec.update(
-            status="error" if r.error else "ok",
+            status="error" if (o.error or r.error) else "ok",
             success=r.success,
             reward=r.reward,
             reward_mode=r.reward_mode,
@@ -41,7 +41,7 @@ def outcome_record(o: RolloutRecord) -> dict[str, Any]:
             cost_usd=r.cost_usd,
             stop_reason=r.stop_reason,
             rationale=r.rationale,
-            error=r.error,
+            error=o.error or r.error,
             judge=r.judge,
             judge_usage=r.judge_usage.model_dump() if r.judge_usage is not None else None,
             agents=[vars(a) for a in r.agents],

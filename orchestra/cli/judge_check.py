@@ -38,7 +38,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def as_expected(o: RolloutRecord) -> bool | None:
     """True/False when judged; None when not applicable or errored."""
-    if o.result is None:
+    if o.result is None or o.error is not None:
         return None
     return o.result.success == o.expected_success and o.result.reward == (1.0 if o.expected_success else 0.0)
 
@@ -60,6 +60,8 @@ def run(args: argparse.Namespace) -> int:
     config = session_config(args)
     if args.parity and config.judge.mode == "strict":
         raise OrchestraError("--parity compares with ARE's own judge, and ARE has no strict judge: use --judge scripted or --judge llm")
+    if args.parity and not config.judge.are_bool_bug:
+        raise OrchestraError("--parity compares with ARE's own LLM judge, which lowers True/False in replies: drop --no-judge-are-bool-bug")
     rows: dict[str, dict[str | None, RolloutRecord]] = defaultdict(dict)
     problems: list[str] = []
     for o in execute_sources_sync(args.sources, perturbations=COLUMNS, session=config, native_parity=args.parity, **filter_kwargs(args)):

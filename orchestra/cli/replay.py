@@ -66,8 +66,8 @@ def run(args: argparse.Namespace) -> int:
             emit_json(outcome_record(o))
         else:
             print(outcome_line(o), flush=True)
-    errors = sum(o.result is None and o.error is not None for o in outcomes)
-    judged = [o for o in outcomes if o.result is not None]
+    errors = sum(o.error is not None for o in outcomes)
+    judged = [o for o in outcomes if o.result is not None and o.error is None]
     passed = sum(o.result.success for o in judged if o.result)
     if not args.json:
         mean = sum(o.result.reward for o in judged if o.result) / len(judged) if judged else 0.0

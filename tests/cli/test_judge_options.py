@@ -33,7 +33,7 @@ def test_judge_check_strict_table_has_a_wrong_answer_column(capsys, scenario_pat
     assert "judge: strict" in out
 
 
-def test_bad_judge_options_are_clear_errors(capsys, scenario_path):
+def test_bad_judge_options_are_clear_errors(capsys, scenario_path, tmp_path):
     path = str(scenario_path("starter_search_lookup"))
     assert main(["replay", path, "--judge", "llm"]) == 2
     assert "needs a judge model (--judge-model" in capsys.readouterr().err
@@ -41,6 +41,19 @@ def test_bad_judge_options_are_clear_errors(capsys, scenario_path):
     assert "only apply to --judge llm" in capsys.readouterr().err
     assert main(["judge-check", path, "--judge", "strict", "--parity"]) == 2
     assert "ARE has no strict judge" in capsys.readouterr().err
+    assert main(["replay", path, "--judge", "llm", "--judge-model", "openai/x", "--judge-max-tokens", "0"]) == 2
+    assert "--judge-max-tokens: Input should be greater than 0" in capsys.readouterr().err
+    assert main(["replay", path, "--judge", "strict", "--judge-max-tokens", "5"]) == 2
+    assert "--judge-max-tokens only apply to --judge llm" in capsys.readouterr().err
+    for extra in (["--judge-cache", str(tmp_path)], ["--judge-api-key", "k"], ["--no-judge-cache"]):
+        assert main(["replay", path, "--judge", "strict", *extra]) == 2
+        assert f"{extra[0]} only apply to --judge llm" in capsys.readouterr().err
+    assert main(["replay", path, "--judge", "llm", "--judge-model", "openai/x", "--judge-cache", path]) == 2
+    assert "is a file, not a folder" in capsys.readouterr().err
+    assert main(["replay", path, "--judge", "strict", "--no-judge-are-bool-bug"]) == 2
+    assert "only applies to --judge llm" in capsys.readouterr().err
+    assert main(["judge-check", path, "--judge", "llm", "--judge-model", "orchestra-judge/x.json", "--no-judge-are-bool-bug", "--parity"]) == 2
+    assert "drop --no-judge-are-bool-bug" in capsys.readouterr().err
 
 
 def test_run_records_the_judge_and_its_usage(capsys, scenario_path, tmp_path):
@@ -51,3 +64,26 @@ def test_run_records_the_judge_and_its_usage(capsys, scenario_path, tmp_path):
     rec = json.loads(capsys.readouterr().out)
     assert code == 0 and rec["success"] is True  # the oracle's answer equals the oracle's: no judge-model call
     assert rec["judge"] == f"llm:orchestra-judge/{script}" and rec["judge_usage"]["calls"] == 0
+
+
+def test_the_bool_bug_opt_out_lets_the_llm_judge_accept_a_correct_paraphrase(capsys, scenario_path, tmp_path):
+    script = tmp_path / "judge.json"
+    script.write_text(json.dumps({"rules": [], "default": "<subtask>x</subtask> [[True]] [[Success]]"}))
+    path = str(scenario_path("starter_search_lookup"))
+    base = ["replay", path, "--json", "--judge", "llm", "--judge-model", f"orchestra-judge/{script}", "--judge-cache", str(tmp_path / "cache")]
+    # a judge model that accepts everything: ARE's faithful default still rejects a text not equal to the oracle's
+    assert main([*base, "--perturb", "wrong_answer"]) == 0
+    assert json.loads(capsys.readouterr().out)["success"] is False
+    assert main([*base, "--perturb", "wrong_answer", "--no-judge-are-bool-bug"]) == 0
+    rec = json.loads(capsys.readouterr().out)
+    assert rec["success"] is True and rec["judge"] == f"llm:orchestra-judge/{script}+verbatim-bools"
+
+
+def test_a_judge_model_that_cannot_be_reached_is_an_error_not_a_failed_rollout(capsys, scenario_path, tmp_path):
+    # the same path as an unreachable --judge-endpoint (litellm raises inside ARE's judge), without the network
+    path = str(scenario_path("starter_search_lookup"))
+    code = main(["replay", path, "--json", "--perturb", "wrong_answer", "--judge", "llm", "--judge-model",
+                 f"orchestra-judge/{tmp_path / 'no-such-script.json'}", "--no-judge-cache", "--out", str(tmp_path / "out")])
+    rec = json.loads(capsys.readouterr().out)
+    assert code == 1 and rec["status"] == "error" and "judge" in rec["error"] and "no-such-script.json" in rec["error"]
+    assert rec["event_log_sha256"] and (tmp_path / "out" / "starter_search_lookup.wrong_answer.events.json").exists()
