@@ -54,3 +54,19 @@ def test_json_report_and_files(tmp_path: Path, capsys: pytest.CaptureFixture[str
     )
     are_requests = json.loads((out / "starter_search_lookup.are.requests.json").read_text())
     assert are_requests[0]["messages"][1]["content"].startswith("[TASK]: \nReceived at: 2024-10-15 07:00:01")
+
+
+def test_a_bad_scenario_in_a_batch_is_reported_and_the_others_still_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    folder = tmp_path / "batch"
+    folder.mkdir()
+    (folder / "a.json").write_text(SCENARIO.read_text())
+    (folder / "b.json").write_text("{broken")
+    (folder / "c.json").write_text(SCENARIO.read_text())
+    rc = main(["parity-agent", str(folder), "--policy", str(_policy(tmp_path)), "--json"])
+    captured = capsys.readouterr()
+    records = [json.loads(line) for line in captured.out.splitlines()]
+    assert rc == 2
+    assert [r["source"].rsplit("/", 1)[-1] for r in records] == ["a.json", "b.json", "c.json"]
+    assert records[1]["status"] == "error" and "b.json: malformed JSON" in records[1]["error"]
+    assert records[0]["are"]["success"] is True and records[2]["are"]["success"] is True
+    assert "b.json: malformed JSON" in captured.err
