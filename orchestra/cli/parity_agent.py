@@ -71,13 +71,18 @@ def run(args: argparse.Namespace) -> int:
                 emit_json({"scenario_id": file.stem, "source": str(file.path), "status": "error", "error": str(exc)})
             print(f"orchestra: error: {exc}", file=sys.stderr, flush=True)
             continue
-        differing += not report.identical
+        if report.policy_failure:  # the policy's fault, not a parity finding
+            errors += 1
+        else:
+            differing += not report.identical
         if args.out:
             write_report(args.out, report)
         if args.json:
             emit_json(report.to_json())
         else:
             print(report.render(), flush=True)
+        if report.policy_failure:
+            print(f"orchestra: error: {report.scenario_id} ({report.source}): {report.policy_failure}", file=sys.stderr, flush=True)
     if not args.json:
         print(f"\n{len(files)} scenario(s): {len(files) - differing - errors} identical, {differing} different, "
               f"{errors} error(s)", file=sys.stderr)

@@ -70,3 +70,16 @@ def test_a_bad_scenario_in_a_batch_is_reported_and_the_others_still_run(tmp_path
     assert records[1]["status"] == "error" and "b.json: malformed JSON" in records[1]["error"]
     assert records[0]["are"]["success"] is True and records[2]["are"]["success"] is True
     assert "b.json: malformed JSON" in captured.err
+
+
+def test_a_policy_that_runs_out_is_a_clear_error_not_a_prompt_difference(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    policy = tmp_path / "short.json"
+    policy.write_text(json.dumps(['Thought: look.\nAction:\n{"action": "Contacts__search_contacts", "action_input": {"query": "Tom"}}<end_action>']))
+    rc = main(["parity-agent", str(SCENARIO), "--policy", str(policy), "--max-iterations", "4", "--json"])
+    captured = capsys.readouterr()
+    rec = json.loads(captured.out)
+    assert rc == 2
+    assert rec["policy_failure"].startswith("the policy failed on request 2 (ARE side): PolicyExhausted: the policy's 1 replies are used up")
+    # litellm's traceback of the failure (sync in ARE's engine, async in orchestra's client) is not a parity finding
+    assert rec["prompts"] == [] and rec["identical"] is True
+    assert "starter_search_lookup" in captured.err and "the policy failed on request 2" in captured.err
