@@ -185,18 +185,49 @@ def load_script(path: str) -> list[dict[str, Any]]:
     p = Path(path)
     if not p.is_file():
         raise ModelSetupError(f"script file {path} not found")
-    text = p.read_text(encoding="utf-8")
-    if p.suffix in (".yaml", ".yml"):
-        import yaml
+    import yaml
 
-        data = yaml.safe_load(text)
-    elif p.suffix == ".jsonl":
-        data = [json.loads(line) for line in text.splitlines() if line.strip()]
-    else:
-        data = json.loads(text)
+    kind = "YAML" if p.suffix in (".yaml", ".yml") else "JSONL" if p.suffix == ".jsonl" else "JSON"
+    # A broken script is a setup error (the rollout ends at once), never a failed call to retry.
+    try:
+        text = p.read_text(encoding="utf-8")
+        if kind == "YAML":
+            data = yaml.safe_load(text)
+        elif kind == "JSONL":
+            data = [json.loads(line) for line in text.splitlines() if line.strip()]
+        else:
+            data = json.loads(text)
+    except (ValueError, yaml.YAMLError) as exc:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+        raise ModelSetupError(f"{path}: not valid {kind}: {exc}") from None
     if not isinstance(data, list) or not all(isinstance(d, dict) for d in data):
         raise ModelSetupError(f"{path}: a script is a list of objects like {{\"text\": ...}} or {{\"tool_calls\": [...]}}")
+    for i, entry in enumerate(data):
+        _check_entry(path, i, entry)
     return data
+
+
+SCRIPT_KEYS = ("text", "tool_calls", "raise", "usage")
+
+
+def _check_entry(path: str, i: int, entry: dict[str, Any]) -> None:
+    """Reject a script entry that would otherwise be played as an empty reply or a retried crash."""
+    where = f"{path}: response {i}"
+    unknown = sorted(set(entry) - set(SCRIPT_KEYS))
+    if unknown:
+        raise ModelSetupError(f"{where}: unknown key(s) {', '.join(map(repr, unknown))}; an entry has {', '.join(SCRIPT_KEYS)}")
+    if not any(k in entry for k in ("text", "tool_calls", "raise")):
+        raise ModelSetupError(f"{where}: has none of 'text', 'tool_calls', 'raise'")
+    if entry.get("text") is not None and not isinstance(entry["text"], str):
+        raise ModelSetupError(f"{where}: 'text' is a string, got {type(entry['text']).__name__}")
+    calls = entry.get("tool_calls")
+    if calls is not None and (not isinstance(calls, list) or not all(isinstance(c, dict) and isinstance(c.get("name"), str) for c in calls)):
+        raise ModelSetupError(f"{where}: 'tool_calls' is a list of {{\"name\": ..., \"arguments\": ...}} objects")
+    if "raise" in entry:
+        from orchestra.models import import_litellm
+
+        exc_cls = getattr(import_litellm(), str(entry["raise"]), None)
+        if not (isinstance(exc_cls, type) and issubclass(exc_cls, Exception)):
+            raise ModelSetupError(f"{where}: 'raise' names a litellm exception (e.g. RateLimitError, Timeout), got {entry['raise']!r}")
 
 
 def scripted_reply(agent: Any, path: str, messages: list[dict[str, Any]]) -> dict[str, Any]:

@@ -152,7 +152,12 @@ class ReactScaffold(Scaffold):
             if spec is not None and spec.args:
                 return {spec.args[0].name: action_input}, None  # ARE binds it to the first parameter
             exc: BaseException = TypeError("too many positional arguments")  # inspect's bind, inside ARE's event wrapper
-        else:
+        elif type(tool).__str__ is not object.__str__:
+            # ARE's `tool(**action_input)` fails before the call, and Python's message names the
+            # callable by `str(tool)` (ARE's `Tool.__repr__`: name and description). Unpacking into a
+            # stand-in with the same `str` gives Python's exact text, and never runs the tool.
+            exc = _unpacking_error(str(tool), action_input)
+        else:  # a plugin tool (no ARE counterpart): a stable text without the object's address
             cls = type(tool)
             exc = TypeError(f"{cls.__module__}.{cls.__qualname__} object argument after ** must be a mapping, not {type(action_input).__name__}")
         return {}, agent_format.are_error_text(agent_format.are_tool_execution_error(exc, tool))
@@ -206,3 +211,25 @@ def _constrained_to_react(text: str) -> str:
         return text
     thought = str(blob.pop("thought", "") or "")
     return f"Thought: {thought}\nAction:\n{json.dumps(blob)}<end_action>"
+
+
+class _NamedCallable:
+    """Does nothing when called; `str()` is the given name (what Python's `**` error quotes)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __str__(self) -> str:
+        return self.name
+
+    def __call__(self, **kwargs: Any) -> None:
+        return None
+
+
+def _unpacking_error(name: str, value: Any) -> TypeError:
+    """The TypeError Python raises for `<callable named name>(**value)`, value not a mapping."""
+    try:
+        _NamedCallable(name)(**value)
+    except TypeError as exc:
+        return exc
+    raise ValueError(f"{type(value).__name__} is a mapping; only a non-mapping action_input fails")

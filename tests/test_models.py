@@ -97,3 +97,29 @@ def test_unknown_provider_is_a_model_error():
     request = ModelRequest(messages=[{"role": "user", "content": "hi"}], action_format="tool_calls")
     with pytest.raises(ModelError, match="nosuchprovider"):
         anyio.run(complete, ModelConfig(model="nosuchprovider/x", max_retries=0), request)
+
+
+@pytest.mark.parametrize(
+    "name, text, message",
+    [
+        ("bad.json", "not json", "bad.json: not valid JSON"),
+        ("bad.jsonl", '{"text": "a"}\n{oops\n', "bad.jsonl: not valid JSONL"),
+        ("bad.yaml", "x: [\n", "bad.yaml: not valid YAML"),
+        ("typo.json", '[{"txt": "hello"}]', "response 0: unknown key(s) 'txt'"),
+        ("num.json", '[{"text": 5}]', "response 0: 'text' is a string, got int"),
+        ("raise.json", '[{"raise": "NoSuchError"}]', "response 0: 'raise' names a litellm exception"),
+        ("calls.json", '[{"tool_calls": [{"arguments": {}}]}]', "response 0: 'tool_calls' is a list of"),
+    ],
+)
+def test_a_broken_script_ends_the_rollout_with_a_clear_error(tmp_path, host, judge_pool, scenario_path, name, text, message):
+    """Not retried as a failed call (with real backoff, that looked like a hang), nor played as an empty reply."""
+    path = tmp_path / name
+    path.write_text(text)
+    agent = AgentConfig(model=ModelConfig(model=f"orchestra/scripted:{path}", backoff_seconds=0))
+
+    async def go():
+        return [o async for o in run_sources([scenario_path("starter_search_lookup")], agent, host=host, judge_pool=judge_pool)]
+
+    (outcome,) = anyio.run(go)
+    assert outcome.result is not None and outcome.result.stop_reason == "model_error"
+    assert message in outcome.result.error

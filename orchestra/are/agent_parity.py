@@ -138,6 +138,9 @@ class ParityReport:
     prompts: list[str] = field(default_factory=list)
     requests: list[str] = field(default_factory=list)
     first_prompt_difference: int | None = None  # 0-based request index
+    #: The first request the policy could not answer (ran out of replies, raised), on either side.
+    #: A policy failure is the input's fault, not a parity finding: prompts after it are not compared.
+    policy_failure: str | None = None
 
     @property
     def identical(self) -> bool:
@@ -166,6 +169,8 @@ class ParityReport:
         ]
         for t in (a, o):
             out.extend(f"   note ({t.side}): {_first_line(n)}" for n in t.notes)
+        if self.policy_failure:
+            out.append(f"   POLICY FAILED: {self.policy_failure}")
         for title, lines in (("verdict", self.verdict), ("tool calls (ARE vs orchestra)", self.tool_calls),
                              ("first differing prompt", self.prompts), ("request parameters", self.requests)):
             if lines:
@@ -191,6 +196,7 @@ class ParityReport:
             "identical": self.identical,
             "summary": self.summary(),
             "first_prompt_difference": self.first_prompt_difference,
+            "policy_failure": self.policy_failure,
             "verdict": self.verdict,
             "tool_calls": self.tool_calls,
             "prompts": self.prompts,
@@ -213,7 +219,17 @@ def compare(are: AgentTrace, orch: AgentTrace, *, source: str = "", window: Wall
     o_calls = [render_call(c, window) for c in orch.tool_calls]
     if a_calls != o_calls:
         report.tool_calls = _diff(a_calls, o_calls, "ARE", "orchestra")
-    for i in range(max(len(are.requests), len(orch.requests))):
+    n_compared = max(len(are.requests), len(orch.requests))
+    failed = [(i, t.side, r.error) for t in (are, orch) for i, r in enumerate(t.requests) if r.error is not None]
+    if failed:
+        i, side, error = min(failed, key=lambda f: f[0])
+        report.policy_failure = (
+            f"the policy failed on request {i + 1} ({side} side): {_first_line(error or '')}; later requests show "
+            "the failure as each client reports it (litellm's traceback differs between ARE's sync and "
+            "orchestra's async call) and are not compared"
+        )
+        n_compared = i + 1
+    for i in range(n_compared):
         if i >= len(are.requests) or i >= len(orch.requests):
             report.first_prompt_difference = i
             report.prompts = [
@@ -232,7 +248,7 @@ def compare(are: AgentTrace, orch: AgentTrace, *, source: str = "", window: Wall
                 *_first_difference(are.requests[i], orch.requests[i], window),
             ] + _diff(a_lines, o_lines, f"ARE request {i + 1}", f"orchestra request {i + 1}")
             break
-    for i, (ar, orq) in enumerate(zip(are.requests, orch.requests)):
+    for i, (ar, orq) in enumerate(zip(are.requests[:n_compared], orch.requests[:n_compared])):
         if ar.params != orq.params:
             report.requests = [
                 f"request {i + 1}: ARE's client sent {json.dumps(ar.params, sort_keys=True)}, "

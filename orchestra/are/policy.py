@@ -89,14 +89,17 @@ def load_policy_file(path: str | Path) -> PolicyFactory:
     p = Path(path)
     if not p.is_file():
         raise PolicyError(f"policy file {p} not found")
+    import yaml
+
     suffix = p.suffix.lower()
     if suffix == ".py":
         return _python_policy(p)
-    text = p.read_text(encoding="utf-8")
+    try:
+        text = p.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise PolicyError(f"{p}: not UTF-8 text: {exc}") from None
     try:
         if suffix in (".yaml", ".yml"):
-            import yaml
-
             data = yaml.safe_load(text)
         elif suffix == ".jsonl":
             data = [json.loads(line) for line in text.splitlines() if line.strip()]
@@ -104,7 +107,7 @@ def load_policy_file(path: str | Path) -> PolicyFactory:
             data = json.loads(text)
         else:
             raise PolicyError(f"{p}: unknown policy file type {suffix!r}; use .json, .jsonl, .yaml, .yml or .py")
-    except (json.JSONDecodeError, ValueError) as exc:
+    except (ValueError, yaml.YAMLError) as exc:  # json.JSONDecodeError is a ValueError; YAMLError is not
         if isinstance(exc, PolicyError):
             raise
         raise PolicyError(f"{p}: not valid {suffix[1:].upper()}: {exc}") from None

@@ -9,7 +9,8 @@ difference of each kind as a unified diff.
 POLICY is a list of model replies (.json / .jsonl / .yaml: strings or {"text": ...} objects,
 played in order), a Python file defining `make_policy()` or `policy(messages) -> str`, or the word
 `oracle` (the replies orchestra's oracle model gives, recorded once, then played to both agents).
-Exit status: 0 when every scenario is identical, 1 when any differs, 2 on bad input.
+Exit status: 0 when every scenario is identical, 1 when any differs, 2 on bad input (a scenario
+that cannot be run is reported and skipped; the others still run).
 """
 
 from __future__ import annotations
@@ -59,19 +60,33 @@ def run(args: argparse.Namespace) -> int:
     files = list(resolve(args.sources, **filter_kwargs(args)))
     if not files:
         raise OrchestraError(f"no scenario found in {', '.join(args.sources)} (after filters)")
-    differing = 0
+    differing = errors = 0
     for file in files:
-        report = run_parity(file, policy, max_iterations=args.max_iterations)
-        differing += not report.identical
+        try:
+            report = run_parity(file, policy, max_iterations=args.max_iterations)
+        except OrchestraError as exc:
+            # One bad scenario (malformed file, broken policy for it) must not lose the others' results.
+            errors += 1
+            if args.json:
+                emit_json({"scenario_id": file.stem, "source": str(file.path), "status": "error", "error": str(exc)})
+            print(f"orchestra: error: {exc}", file=sys.stderr, flush=True)
+            continue
+        if report.policy_failure:  # the policy's fault, not a parity finding
+            errors += 1
+        else:
+            differing += not report.identical
         if args.out:
             write_report(args.out, report)
         if args.json:
             emit_json(report.to_json())
         else:
             print(report.render(), flush=True)
+        if report.policy_failure:
+            print(f"orchestra: error: {report.scenario_id} ({report.source}): {report.policy_failure}", file=sys.stderr, flush=True)
     if not args.json:
-        print(f"\n{len(files)} scenario(s): {len(files) - differing} identical, {differing} different", file=sys.stderr)
-    return 1 if differing else 0
+        print(f"\n{len(files)} scenario(s): {len(files) - differing - errors} identical, {differing} different, "
+              f"{errors} error(s)", file=sys.stderr)
+    return 2 if errors else 1 if differing else 0
 
 
 def write_report(out: Path, report: ParityReport) -> None:

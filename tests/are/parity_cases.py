@@ -116,6 +116,11 @@ CASES: dict[str, Case] = {
             act("Emails__list_emails", {"folder_name": "INBOX"}),
             act(SEND, {"content": ANSWER_SEARCH}),
         ]),
+        Case("action_input_not_an_object", "starter_search_lookup", [
+            'Thought: a list\nAction:\n{"action": "Contacts__search_contacts", "action_input": ["Tom Becker"]}<end_action>',
+            'Thought: a number\nAction:\n{"action": "Contacts__search_contacts", "action_input": 5}<end_action>',
+            act(SEND, {"content": ANSWER_SEARCH}),
+        ]),
         Case("large_tool_output", "parity_big_output", [
             act("Emails__get_email_by_id", {"email_id": BIG_EMAIL_ID}),
             act(SEND, {"content": "It states a total revenue of $9.4M."}),

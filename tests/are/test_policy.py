@@ -51,6 +51,9 @@ def test_python_make_policy(tmp_path: Path) -> None:
     [
         ("p.json", "{not json", "not valid JSON"),
         ("p.json", "[]", "non-empty list"),
+        ("p.yaml", "x: [\n", "p.yaml: not valid YAML"),
+        ("p.yml", "- a\n b: c\n", "p.yml: not valid YML"),
+        ("p.jsonl", '"a"\n{oops\n', "p.jsonl: not valid JSONL"),
         ("p.json", "[1]", r"p.json\[0\]: each reply is a string"),
         ("p.txt", "a", "unknown policy file type '.txt'"),
         ("p.py", "x = 1\n", "defines neither make_policy"),
@@ -61,6 +64,13 @@ def test_bad_policy_files_say_what_and_where(tmp_path: Path, name: str, text: st
     path = tmp_path / name
     path.write_text(text)
     with pytest.raises(PolicyError, match=message):
+        load_policy_file(path)
+
+
+def test_policy_file_that_is_not_utf8_is_a_clear_error(tmp_path: Path) -> None:
+    path = tmp_path / "p.json"
+    path.write_bytes(b'["caf\xe9"]')
+    with pytest.raises(PolicyError, match="p.json: not UTF-8 text"):
         load_policy_file(path)
 
 

@@ -54,3 +54,32 @@ def test_json_report_and_files(tmp_path: Path, capsys: pytest.CaptureFixture[str
     )
     are_requests = json.loads((out / "starter_search_lookup.are.requests.json").read_text())
     assert are_requests[0]["messages"][1]["content"].startswith("[TASK]: \nReceived at: 2024-10-15 07:00:01")
+
+
+def test_a_bad_scenario_in_a_batch_is_reported_and_the_others_still_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    folder = tmp_path / "batch"
+    folder.mkdir()
+    (folder / "a.json").write_text(SCENARIO.read_text())
+    (folder / "b.json").write_text("{broken")
+    (folder / "c.json").write_text(SCENARIO.read_text())
+    rc = main(["parity-agent", str(folder), "--policy", str(_policy(tmp_path)), "--json"])
+    captured = capsys.readouterr()
+    records = [json.loads(line) for line in captured.out.splitlines()]
+    assert rc == 2
+    assert [r["source"].rsplit("/", 1)[-1] for r in records] == ["a.json", "b.json", "c.json"]
+    assert records[1]["status"] == "error" and "b.json: malformed JSON" in records[1]["error"]
+    assert records[0]["are"]["success"] is True and records[2]["are"]["success"] is True
+    assert "b.json: malformed JSON" in captured.err
+
+
+def test_a_policy_that_runs_out_is_a_clear_error_not_a_prompt_difference(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    policy = tmp_path / "short.json"
+    policy.write_text(json.dumps(['Thought: look.\nAction:\n{"action": "Contacts__search_contacts", "action_input": {"query": "Tom"}}<end_action>']))
+    rc = main(["parity-agent", str(SCENARIO), "--policy", str(policy), "--max-iterations", "4", "--json"])
+    captured = capsys.readouterr()
+    rec = json.loads(captured.out)
+    assert rc == 2
+    assert rec["policy_failure"].startswith("the policy failed on request 2 (ARE side): PolicyExhausted: the policy's 1 replies are used up")
+    # litellm's traceback of the failure (sync in ARE's engine, async in orchestra's client) is not a parity finding
+    assert rec["prompts"] == [] and rec["identical"] is True
+    assert "starter_search_lookup" in captured.err and "the policy failed on request 2" in captured.err
