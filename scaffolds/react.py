@@ -152,7 +152,7 @@ class ReactScaffold(Scaffold):
             if spec is not None and spec.args:
                 return {spec.args[0].name: action_input}, None  # ARE binds it to the first parameter
             exc: BaseException = TypeError("too many positional arguments")  # inspect's bind, inside ARE's event wrapper
-        elif type(tool).__str__ is not object.__str__:
+        elif getattr(type(tool), "__str__") is not getattr(object, "__str__"):  # noqa: B009  (mypy: comparing the methods themselves)
             # ARE's `tool(**action_input)` fails before the call, and Python's message names the
             # callable by `str(tool)` (ARE's `Tool.__repr__`: name and description). Unpacking into a
             # stand-in with the same `str` gives Python's exact text, and never runs the tool.
