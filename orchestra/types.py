@@ -189,6 +189,8 @@ class AgentView(Protocol):
     name: str
     role: str
     parent: str | None
+    #: Unique per agent run (offline models key their per-agent state by it).
+    rollout_id: str
     task: str | None
     max_steps: int
     tools: dict[str, ToolSpec]

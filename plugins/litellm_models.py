@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Awaitable
 
 from orchestra.hookspecs import hookimpl
 from orchestra.models import complete
+from orchestra.types import AgentView, ModelRequest, ModelResponse
 
 
 @hookimpl(trylast=True)
-def model_call(agent: Any, request: Any) -> Any:
+def model_call(agent: AgentView, request: ModelRequest) -> Awaitable[ModelResponse]:
     return complete(agent.model, request, metadata={"orchestra_rollout": agent.rollout_id})

@@ -22,20 +22,21 @@ from __future__ import annotations
 import json
 import math
 import weakref
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Generator
 from pathlib import Path
 from typing import Any
 
 from orchestra.hookspecs import hookimpl
 from orchestra.models import ModelSetupError
 from orchestra.session import WAIT_TOOL
+from orchestra.types import AgentView, ModelRequest, ModelResponse
 
 PROVIDER = "orchestra"
 _AGENTS: weakref.WeakValueDictionary[str, Any] = weakref.WeakValueDictionary()
 
 
 @hookimpl(wrapper=True, tryfirst=True)
-def model_call(agent: Any, request: Any) -> Any:
+def model_call(agent: AgentView, request: ModelRequest) -> Generator[None, Awaitable[ModelResponse], Awaitable[ModelResponse]]:
     _AGENTS[agent.rollout_id] = agent
     return (yield)
 

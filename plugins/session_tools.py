@@ -8,14 +8,14 @@ the call around all of this.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Awaitable
 
 from orchestra.hookspecs import hookimpl
-from orchestra.types import ToolOutcome
+from orchestra.types import AgentView, ToolCall, ToolOutcome
 
 
 @hookimpl(trylast=True)
-def tool_call(agent: Any, call: Any) -> Any:
+def tool_call(agent: AgentView, call: ToolCall) -> Awaitable[ToolOutcome]:
     async def run() -> ToolOutcome:
         extra = agent.host.tools.get(call.name)
         if extra is not None:

@@ -118,7 +118,8 @@ def test_a_broken_script_ends_the_rollout_with_a_clear_error(tmp_path, host, jud
     agent = AgentConfig(model=ModelConfig(model=f"orchestra/scripted:{path}", backoff_seconds=0))
 
     async def go():
-        return [o async for o in run_sources([scenario_path("starter_search_lookup")], agent, host=host, judge_pool=judge_pool)]
+        files = resolve([scenario_path("starter_search_lookup")])
+        return [o async for o in execute_all(specs_for(files, agent=agent), host=host, judge_pool=judge_pool)]
 
     (outcome,) = anyio.run(go)
     assert outcome.result is not None and outcome.result.stop_reason == "model_error"
