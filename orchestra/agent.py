@@ -157,6 +157,9 @@ class AgentStepper:
         self._loop: AsyncGenerator[ModelRequest, ModelResponse] = _loop(agent)
         self._pending: ModelRequest | None = None
         self._started = False
+        #: Whether `next_request()` handed out the pending request and no response was applied yet:
+        #: a second `apply()` for one request would otherwise answer the next one, unseen.
+        self._handed_out = False
         self.finished = False
 
     async def next_request(self) -> ModelRequest | None:
@@ -166,21 +169,31 @@ class AgentStepper:
         if self._pending is None and not self._started:
             self._started = True
             await self._advance(self._loop.__anext__())
+        self._handed_out = self._pending is not None
         return self._pending
 
     async def apply(self, response: ModelResponse) -> None:
         """Accept `response` for the pending request: the clock is charged (`model_response` hook),
         the scaffold's action runs, termination is decided, and the loop runs to its next request."""
-        if self._pending is None:
-            raise OrchestraError(f"agent {self.agent.name!r}: apply() without a pending request (call next_request() first)")
+        self._check_pending("apply")
+        self._handed_out = False
         await self._advance(self._loop.asend(response))
 
     async def fail(self, exc: ModelError) -> None:
         """The pending model call failed after its retries: shown to the model (ARE) or, when
         permanent, raised here and the agent is finished."""
-        if self._pending is None:
-            raise OrchestraError(f"agent {self.agent.name!r}: fail() without a pending request")
+        self._check_pending("fail")
+        self._handed_out = False
         await self._advance(self._loop.athrow(exc))
+
+    def _check_pending(self, what: str) -> None:
+        if self.finished:
+            raise OrchestraError(f"agent {self.agent.name!r}: {what}() after the agent finished (next_request() returned None)")
+        if self._pending is None or not self._handed_out:
+            raise OrchestraError(
+                f"agent {self.agent.name!r}: {what}() without a request to answer: call next_request() first "
+                "(each request takes exactly one apply() or fail())"
+            )
 
     async def _advance(self, step: Any) -> None:
         try:

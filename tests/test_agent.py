@@ -259,3 +259,31 @@ def test_a_plugin_exception_is_recorded_on_its_rollout_and_the_batch_goes_on(sce
     assert first.result is None and "RuntimeError: tracer exploded" in (first.error or "")
     assert first.scenario_id == "starter_search_lookup"
     assert second.error is None and second.result is not None and second.result.success
+
+
+def test_apply_answers_exactly_one_request_and_none_after_the_agent_finished(judge_pool, scenario_path):
+    """A trainer that applies twice for one request (or after the end) gets a clear error, not a
+    response silently taken as the answer to the next request it never saw."""
+    from orchestra.errors import OrchestraError
+    from orchestra.types import ModelResponse, ToolCall, Usage
+
+    session = Session.start(scenario_path("starter_search_lookup"), SessionConfig(), judge_pool=judge_pool)
+    try:
+        agent = make_agent(session, Host.create(entry_points=False), model=ModelConfig(model="unused/never-called"), scaffold="tool_calling")
+        stepper = AgentStepper(agent)
+        say = ModelResponse(text="", tool_calls=[ToolCall("SystemApp__get_current_time", {}, id="c1")], usage=Usage(10, 5))
+
+        async def steps() -> None:
+            assert await stepper.next_request() is not None
+            await stepper.apply(say)
+            calls = agent.ledger.model_calls
+            with pytest.raises(OrchestraError, match="next_request"):
+                await stepper.apply(say)
+            assert agent.ledger.model_calls == calls  # the second apply changed nothing
+            await stepper.aclose()
+            with pytest.raises(OrchestraError, match="finished"):
+                await stepper.apply(say)
+
+        anyio.run(steps)
+    finally:
+        session.close()
