@@ -23,7 +23,8 @@ from pydantic import BaseModel, ConfigDict, Field
 class ClockConfig(BaseModel):
     """Rates of the token-metered clock. Defaults follow the project brief (50 / 5000 / 2.0 / 1.0)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # finite only: an infinite tool cost or time scale would run the clock to the scenario's cap
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     decode_rate_tps: float = Field(50.0, gt=0, description="Completion tokens decoded per simulated second.")
     prefill_rate_tps: float = Field(5000.0, gt=0, description="Prompt tokens prefilled per simulated second.")

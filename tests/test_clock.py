@@ -26,6 +26,14 @@ def test_rates_must_be_positive(field):
         ClockConfig(**{field: 0})
 
 
+@pytest.mark.parametrize("field", ["decode_rate_tps", "prefill_rate_tps", "tool_call_seconds", "time_scale"])
+@pytest.mark.parametrize("value", [float("inf"), float("nan")])
+def test_rates_must_be_finite(field, value):
+    # an infinite tool cost or time scale would silently run the clock to the scenario's cap
+    with pytest.raises(ValidationError, match=field):
+        ClockConfig(**{field: value})
+
+
 def test_negative_usage_is_rejected():
     with pytest.raises(ValueError, match="token counts"):
         ClockConfig().model_seconds(-1, 0)
