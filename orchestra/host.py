@@ -89,7 +89,17 @@ class Host:
             pm.register(plugin, name=ep.name)
             sources[ep.name] = f"{dist} {ep.dist.version if ep.dist else ''}".strip()
         for plugin in plugins:
-            registered = pm.register(plugin, name=getattr(plugin, "__name__", None))
+            # a module by its name, an instance by its class (never pluggy's default, the object's
+            # id(), which differs in every process and says nothing in `orchestra plugins` or errors)
+            base = getattr(plugin, "__name__", None) or type(plugin).__qualname__
+            name, n = base, 1
+            while pm.has_plugin(name):
+                n += 1
+                name = f"{base}#{n}"
+            try:
+                registered = pm.register(plugin, name=name)
+            except pluggy.PluginValidationError as exc:
+                raise PluginError(f"plugin {name!r} is not a valid orchestra plugin: {exc}") from exc
             if registered is not None:
                 sources[registered] = "inline"
         try:

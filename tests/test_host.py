@@ -10,6 +10,7 @@ import pytest
 
 from helpers import run_agent_on
 from orchestra.cli import main
+from orchestra.hookspecs import hookimpl
 from orchestra.host import Host, PluginError
 
 #: The built-in plugin set, in registration order (pinned: a stray installed plugin cannot change it).
@@ -103,3 +104,21 @@ def test_plugins_command(capsys):
     assert main(["plugins"]) == 0
     out = capsys.readouterr().out
     assert "builtin_scaffolds  (builtin)" in out and "registers scaffold: react, tool_calling, parallel_tools" in out
+
+
+def test_inline_plugin_objects_get_stable_names_and_bad_ones_a_clear_error():
+    class Tracer:
+        @hookimpl
+        def pre_step(self, agent):
+            return None
+
+    host = Host.create([Tracer(), Tracer()], entry_points=False)
+    assert host.plugin_names[-2:] == ["test_inline_plugin_objects_get_stable_names_and_bad_ones_a_clear_error.<locals>.Tracer", "test_inline_plugin_objects_get_stable_names_and_bad_ones_a_clear_error.<locals>.Tracer#2"]
+
+    class NotAWrapper:
+        @hookimpl(wrapper=True)
+        def pre_step(self, agent):  # a wrapper must be a generator
+            return None
+
+    with pytest.raises(PluginError, match="NotAWrapper.*not a valid orchestra plugin"):
+        Host.create([NotAWrapper()], entry_points=False)
