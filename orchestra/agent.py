@@ -176,6 +176,10 @@ class AgentStepper:
         """Accept `response` for the pending request: the clock is charged (`model_response` hook),
         the scaffold's action runs, termination is decided, and the loop runs to its next request."""
         self._check_pending("apply")
+        if not isinstance(response, ModelResponse):  # checked before the loop sees it: the agent lives on
+            raise OrchestraError(
+                f"agent {self.agent.name!r}: apply() takes an orchestra.types.ModelResponse, got {type(response).__name__}"
+            )
         self._handed_out = False
         await self._advance(self._loop.asend(response))
 

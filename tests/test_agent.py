@@ -275,6 +275,9 @@ def test_apply_answers_exactly_one_request_and_none_after_the_agent_finished(jud
 
         async def steps() -> None:
             assert await stepper.next_request() is not None
+            with pytest.raises(OrchestraError, match="ModelResponse, got dict"):
+                await stepper.apply({"text": "hi", "tool_calls": []})  # type: ignore[arg-type]
+            assert not stepper.finished  # a wrong type is refused before the loop sees it
             await stepper.apply(say)
             calls = agent.ledger.model_calls
             with pytest.raises(OrchestraError, match="next_request"):
@@ -287,3 +290,4 @@ def test_apply_answers_exactly_one_request_and_none_after_the_agent_finished(jud
         anyio.run(steps)
     finally:
         session.close()
+
