@@ -8,6 +8,7 @@ the call around all of this.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Awaitable
 
 from orchestra.hookspecs import hookimpl
@@ -27,6 +28,11 @@ def tool_call(agent: AgentView, call: ToolCall) -> Awaitable[ToolOutcome]:
                 return ToolOutcome(call.name, call.arguments, ok=False, error=f"{type(exc).__name__}: {exc}", sim_time=t, exception=exc)
         delegated = agent.host.hook.delegate(agent=agent, call=call)
         if delegated is not None:
+            if not inspect.isawaitable(delegated):  # a plugin's bug: say which hook and what it returned
+                raise TypeError(
+                    f"a `delegate` implementation returned {type(delegated).__name__} for {call.name!r}; it must return an "
+                    "awaitable of a ToolOutcome (an `async def` coroutine, e.g. `orchestra.agent.spawn(...)`) or None"
+                )
             return await delegated
         if call.name not in agent.tools and call.name in agent.session.tools:
             return ToolOutcome(

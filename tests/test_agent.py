@@ -291,3 +291,22 @@ def test_apply_answers_exactly_one_request_and_none_after_the_agent_finished(jud
     finally:
         session.close()
 
+
+def test_a_delegate_that_returns_a_plain_outcome_is_a_clear_error(tmp_path, judge_pool, scenario_path):
+    """The hook must return an awaitable; a plugin returning the ToolOutcome itself is told so by name."""
+    from orchestra.types import ToolOutcome
+
+    class SyncDelegate:
+        @hookimpl
+        def agent_tools(self, agent: Any, tools: dict[str, ToolSpec]) -> None:
+            if agent.role == "main":
+                tools[EXPERT] = EXPERT_SPEC
+
+        @hookimpl
+        def delegate(self, agent: Any, call: Any) -> Any:
+            return ToolOutcome(call.name, call.arguments, ok=True, output="done", sim_time=agent.session.now) if call.name == EXPERT else None
+
+    script = write_script(tmp_path, [{"tool_calls": [{"name": EXPERT, "arguments": {"task": "find Elena"}}]}])
+    spec = RolloutSpec(scenario=str(scenario_path("starter_search_lookup")), agent=AgentConfig(model=ModelConfig(model=f"orchestra/scripted:{script}")))
+    record = anyio.run(lambda: execute(spec, host=Host.create([SyncDelegate()], entry_points=False), judge_pool=judge_pool))
+    assert record.error is not None and "`delegate` implementation returned ToolOutcome for 'Contacts__expert_agent'" in record.error
