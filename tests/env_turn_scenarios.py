@@ -19,7 +19,8 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 @cache
-def _starter() -> Any:
+def starter_builder() -> Any:
+    """`scripts/build_starter_scenarios.py` as a module (its universe, helpers and exporter), loaded once."""
     path = REPO / "scripts" / "build_starter_scenarios.py"
     spec = importlib.util.spec_from_file_location("orchestra_test_starter_builder", path)
     assert spec and spec.loader
@@ -31,7 +32,7 @@ def _starter() -> Any:
 
 @cache
 def _classes() -> list[type]:
-    b = _starter()
+    b = starter_builder()
     from are.simulation.types import CapabilityTag, EventRegisterer
 
     class EnvTurnEmail(b.StarterScenario):
@@ -136,14 +137,15 @@ def _classes() -> list[type]:
     return [EnvTurnEmail, EnvTurnChats, UserMessagesTogether]
 
 
+def write_exported(cls: type, folder: Path) -> Path:
+    """Export one scenario class with ARE's exporter to `folder/<config>/validation/<id>.json`."""
+    config, data = starter_builder().export_scenario(cls)
+    path = folder / config / "validation" / f"{data['metadata']['definition']['scenario_id']}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
+    return path
+
+
 def write_env_turn_scenarios(folder: Path) -> list[Path]:
     """Export the ENV-started scenarios into `folder/<config>/validation/<id>.json`."""
-    b = _starter()
-    paths = []
-    for cls in _classes():
-        config, data = b.export_scenario(cls)
-        path = folder / config / "validation" / f"{data['metadata']['definition']['scenario_id']}.json"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
-        paths.append(path)
-    return paths
+    return [write_exported(cls, folder) for cls in _classes()]

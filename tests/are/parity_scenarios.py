@@ -8,30 +8,18 @@ a notification between turns, two user messages at once, a tool output over 20,0
 
 from __future__ import annotations
 
-import importlib.util
-import json
-import sys
 from pathlib import Path
 from typing import Any
+
+from env_turn_scenarios import starter_builder, write_exported
 
 REPO = Path(__file__).resolve().parents[2]
 BIG_EMAIL_ID = "b16e0a11b16e0a11b16e0a11b16e0a11"
 BIG_EMAIL_CHARS = 22_000
 
 
-def _starter() -> Any:
-    name = "build_starter_scenarios"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, REPO / "scripts" / f"{name}.py")
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
 def _classes() -> dict[str, Any]:
-    st = _starter()
+    st = starter_builder()
     from are.simulation.apps.email_client import Email
     from are.simulation.types import CapabilityTag, EventRegisterer
 
@@ -201,12 +189,7 @@ def _classes() -> dict[str, Any]:
 
 def write_scenario(scenario_id: str, out_dir: Path) -> Path:
     """Export one of the scenarios above to `out_dir/<config>/validation/<id>.json`."""
-    st = _starter()
-    config, data = st.export_scenario(_classes()[scenario_id])
-    path = out_dir / config / "validation" / f"{scenario_id}.json"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    return path
+    return write_exported(_classes()[scenario_id], out_dir)
 
 
 def starter(name: str) -> Path:
