@@ -21,26 +21,16 @@ from typing import Any
 import anyio
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from orchestra.agent import DEFAULT_MAX_STEPS, make_agent, run_agent
+from orchestra.agent import make_agent, run_agent
 from orchestra.are.judge_pool import JudgePool
 from orchestra.errors import OrchestraError
 from orchestra.host import Host
-from orchestra.models import ModelConfig, ModelError
+from orchestra.models import ModelError
 from orchestra.perturbations import PerturbationKind
 from orchestra.scenario_files import ScenarioFile, resolve
 from orchestra.session import RolloutResult, Session, SessionConfig
+from orchestra.teams.config import AgentConfig, TeamConfig
 from orchestra.types import AgentLedger
-
-
-class AgentConfig(BaseModel):
-    """One agent: which scaffold around which model, and its step budget."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    scaffold: str = "tool_calling"
-    model: ModelConfig
-    max_steps: int = Field(DEFAULT_MAX_STEPS, gt=0, description="whole-scenario step budget (ARE: 80)")
-    scaffold_options: dict[str, Any] = Field(default_factory=dict)
 
 
 class OracleConfig(BaseModel):
@@ -59,7 +49,8 @@ class RolloutSpec(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     scenario: str = Field(description="the scenario file (or the name a source resolved it to)")
-    agent: AgentConfig | None = Field(None, description="the main agent; None: the oracle policy")
+    agent: AgentConfig | None = Field(None, description="one agent; None (and no team): the oracle policy")
+    team: TeamConfig | None = Field(None, description="a team (main agent + app-agents); its `main` is the main agent")
     oracle: OracleConfig | None = None
     session: SessionConfig = Field(default_factory=SessionConfig, description="clock, notifications, duration, judge, reward mode")
     seed: int | None = Field(None, description="sampling seed: sent to the agent's model as `seed + sample_index` (OpenAI-style `seed`) when set")
@@ -67,15 +58,23 @@ class RolloutSpec(BaseModel):
 
     @model_validator(mode="after")
     def _one_policy(self) -> RolloutSpec:
-        if self.agent is not None and self.oracle is not None:
-            raise ValueError("a rollout runs either an agent or the oracle, not both")
-        if self.agent is None and self.oracle is None:
+        given = [name for name, value in (("agent", self.agent), ("team", self.team), ("oracle", self.oracle)) if value is not None]
+        if len(given) > 1:
+            raise ValueError(f"a rollout runs one policy: an agent, a team or the oracle (got {' and '.join(given)})")
+        if not given:
             self.oracle = OracleConfig()
         return self
 
     @property
+    def main_agent(self) -> AgentConfig | None:
+        """The agent that talks to the user: the one agent, or the team's main agent."""
+        return self.team.main if self.team is not None else self.agent
+
+    @property
     def policy(self) -> str:
-        """A short label: `oracle`, `oracle:<perturbation>` or `<scaffold>:<model>`."""
+        """A short label: `oracle`, `oracle:<perturbation>`, `<scaffold>:<model>` or `team:<name>`."""
+        if self.team is not None:
+            return f"team:{self.team.name}"
         if self.agent is not None:
             return f"{self.agent.scaffold}:{self.agent.model.model}"
         assert self.oracle is not None
@@ -144,8 +143,10 @@ async def run_spec(rs: RolloutSpec, *, host: Host, judge_pool: JudgePool | None,
         with Session.open(file, rs.session, judge_pool=judge_pool) as session:
             record.scenario_id = session.scenario_id
             trace = None
-            if rs.agent is not None:
-                agent_config = rs.agent
+            if rs.team is not None:
+                session.team = rs.team
+            agent_config = rs.main_agent
+            if agent_config is not None:
                 if rs.seed is not None:  # sampling seed per sample: the same spec, different samples
                     model = agent_config.model.model_copy(update={"extra": {**agent_config.model.extra, "seed": rs.seed + rs.sample_index}})
                     agent_config = agent_config.model_copy(update={"model": model})
@@ -234,14 +235,20 @@ def specs_for(
     files: Iterable[ScenarioFile],
     *,
     agent: AgentConfig | None = None,
+    team: TeamConfig | None = None,
     perturbations: Iterable[PerturbationKind | None] = (None,),
     session: SessionConfig | None = None,
     native_parity: bool = False,
 ) -> list[tuple[RolloutSpec, ScenarioFile]]:
-    """One spec per file (an agent), or per file and perturbation (the oracle), in deterministic order."""
-    session = session or SessionConfig()
+    """One spec per file (an agent or a team), or per file and perturbation (the oracle), in deterministic order.
+
+    A team runs with `session` when given, else with the team file's own session settings."""
     out = []
     for file in files:
+        if team is not None:
+            out.append((RolloutSpec(scenario=str(file.path), team=team, session=session or team.session), file))
+            continue
+        session = session or SessionConfig()
         if agent is not None:
             out.append((RolloutSpec(scenario=str(file.path), agent=agent, session=session), file))
             continue

@@ -25,7 +25,7 @@ import hashlib
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -41,6 +41,9 @@ from orchestra.errors import SessionError
 from orchestra.judges import JudgeConfig, JudgeUsage
 from orchestra.scenario_files import ScenarioFile
 from orchestra.types import AgentLedger, Notification, ToolOutcome, ToolSpec
+
+if TYPE_CHECKING:  # pragma: no cover - the team config imports this module
+    from orchestra.teams.config import TeamConfig
 
 WAIT_TOOL = "SystemApp__wait_for_notification"
 #: The agent ARE's notification system talks to (the one that answers the user).
@@ -124,6 +127,9 @@ class Session:
         #: any other agent only sees what is posted to it (`post`).
         self._mailboxes: dict[str, list[Notification]] = {}
         self._judge_release: Any = None
+        #: The team this rollout runs (`orchestra.teams.TeamConfig`), None for one agent or the
+        #: oracle; the built-in Agent2Agent plugin reads it to shape tools and delegate.
+        self.team: TeamConfig | None = None
         self.env.start()
 
     # ------------------------------------------------------------------ construction

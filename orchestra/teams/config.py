@@ -1,0 +1,144 @@
+"""What a team is, as validated data: a main agent plus app-agents that replace ARE apps.
+
+A team file (`teams/*.yaml`, loaded by `orchestra.teams.loading`) is one `TeamConfig`. It is
+plain, serialisable data, carried whole in a `RolloutSpec` (`RolloutSpec.team`), so a worker
+process can run it and a record says what ran.
+
+Agent2Agent follows ARE 1.2.0 (`scenario_runner._apply_a2a_config`): the candidate apps are the
+scenario's apps except `InternalContacts`, `AgentUserInterface` and `SystemApp`; with a
+proportion `p`, `int(len(candidates) * p)` of them are chosen by
+`random.Random(scenario.seed).sample(candidates, n)`. Each chosen app is served by an app-agent:
+the main agent loses that app's tools and gets one `<App>__expert_agent(task)` tool instead.
+An app-agent's settings come from its per-app override, then `app_agents.defaults`, then — as
+ARE's `a2a_model` falls back to the main model — the main agent's model and scaffold.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from orchestra.agent import DEFAULT_MAX_STEPS
+from orchestra.models import ModelConfig
+from orchestra.session import SessionConfig
+
+#: ARE's default app-agent budget (`ARESimulationReactAppAgentConfig.max_iterations`).
+DEFAULT_APP_AGENT_MAX_STEPS = 50
+#: Apps ARE never turns into app-agents (`scenario_runner._apply_a2a_config`).
+NEVER_APP_AGENTS = ("InternalContacts", "AgentUserInterface", "SystemApp")
+#: The tool the main agent calls to delegate to an app's agent (ARE's `AppAgent.expert_agent`).
+EXPERT_TOOL_SUFFIX = "__expert_agent"
+
+
+def _model_shorthand(value: Any) -> Any:
+    """`model: openai/gpt-4o` in a file means `model: {model: openai/gpt-4o}`."""
+    return {"model": value} if isinstance(value, str) else value
+
+
+class AgentConfig(BaseModel):
+    """One agent: which scaffold around which model, and its step budget."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    scaffold: str = "tool_calling"
+    model: ModelConfig
+    max_steps: int = Field(DEFAULT_MAX_STEPS, gt=0, description="whole-scenario step budget (ARE: 80)")
+    scaffold_options: dict[str, Any] = Field(default_factory=dict)
+
+    _shorthand = field_validator("model", mode="before")(classmethod(lambda cls, v: _model_shorthand(v)))
+
+
+def expert_tool_name(app: str) -> str:
+    """`CalendarApp` → `CalendarApp__expert_agent` (the name ARE's main agent sees)."""
+    return f"{app}{EXPERT_TOOL_SUFFIX}"
+
+
+class AppAgentSettings(BaseModel):
+    """An app-agent's model, scaffold and budget; each unset field falls back (override → defaults → main)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    scaffold: str | None = Field(None, description="registered scaffold name; default: the main agent's")
+    model: ModelConfig | None = Field(None, description="default: the main agent's model (ARE's a2a_model fallback)")
+    max_steps: int | None = Field(None, gt=0, description=f"iterations per delegated task (ARE: {DEFAULT_APP_AGENT_MAX_STEPS})")
+    scaffold_options: dict[str, Any] | None = None
+
+    _shorthand = field_validator("model", mode="before")(classmethod(lambda cls, v: _model_shorthand(v)))
+
+
+class AppAgentsConfig(BaseModel):
+    """Which apps become app-agents, and how those agents are made."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    apps: Literal["all"] | list[str] | None = Field(
+        None, description="app names (ARE instance names, e.g. CalendarApp), or 'all' candidates"
+    )
+    proportion: float | None = Field(None, ge=0.0, le=1.0, description="share of candidate apps, sampled as ARE does from the scenario seed")
+    defaults: AppAgentSettings = Field(default_factory=AppAgentSettings)
+    overrides: dict[str, AppAgentSettings] = Field(default_factory=dict, description="app name → settings for that app's agent")
+
+    @model_validator(mode="after")
+    def _one_selection(self) -> AppAgentsConfig:
+        if (self.apps is None) == (self.proportion is None):
+            raise ValueError("give exactly one of 'apps' (names or 'all') and 'proportion'")
+        if isinstance(self.apps, list):
+            bad = sorted(set(self.apps) & set(NEVER_APP_AGENTS))
+            if bad:
+                raise ValueError(f"{', '.join(bad)} cannot be app-agents (ARE never replaces {', '.join(NEVER_APP_AGENTS)})")
+            if len(set(self.apps)) != len(self.apps):
+                raise ValueError("an app is listed twice")
+        return self
+
+    def select(self, app_names: Sequence[str], seed: int) -> list[str]:
+        """The apps of a scenario (its app instance names, in the scenario's order) that become app-agents.
+
+        By proportion this is ARE's own draw, so the same seed picks the same apps; by name, the
+        named apps the scenario has (a team file may name apps some scenarios lack)."""
+        candidates = [a for a in app_names if a not in NEVER_APP_AGENTS]
+        if self.proportion is not None:
+            n = int(len(candidates) * self.proportion)
+            return random.Random(seed).sample(candidates, n) if n > 0 else []
+        if self.apps == "all":
+            return candidates
+        assert isinstance(self.apps, list)
+        return [a for a in candidates if a in self.apps]
+
+
+class TeamConfig(BaseModel):
+    """A team: the main agent, its app-agents, and how the rollout is run and judged."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(..., min_length=1, description="the team's name (trace and report label)")
+    description: str = ""
+    main: AgentConfig = Field(..., description="the agent that talks to the user")
+    app_agents: AppAgentsConfig | None = Field(None, description="apps served by app-agents; none: a one-agent team")
+    session: SessionConfig = Field(default_factory=SessionConfig, description="clock rates, notification verbosity, judge, reward mode")
+    plugins: list[str] = Field(default_factory=list, description="extra plugin modules to load ('package.module' or 'package.module:object')")
+
+    def app_agent(self, app: str) -> AgentConfig:
+        """The resolved settings of `app`'s agent: its override, then the defaults, then the main agent's."""
+        assert self.app_agents is not None
+        layers = [self.app_agents.overrides.get(app), self.app_agents.defaults]
+
+        def pick(field: str, fallback: Any) -> Any:
+            for layer in layers:
+                value = getattr(layer, field) if layer is not None else None
+                if value is not None:
+                    return value
+            return fallback
+
+        return AgentConfig(
+            scaffold=pick("scaffold", self.main.scaffold),
+            model=pick("model", self.main.model),
+            max_steps=pick("max_steps", DEFAULT_APP_AGENT_MAX_STEPS),
+            scaffold_options=pick("scaffold_options", {}),
+        )
+
+    def app_agent_apps(self, app_names: Sequence[str], seed: int) -> list[str]:
+        """The apps of one scenario that become app-agents (see `AppAgentsConfig.select`)."""
+        return self.app_agents.select(app_names, seed) if self.app_agents is not None else []
