@@ -139,6 +139,24 @@ class TeamConfig(BaseModel):
             scaffold_options=pick("scaffold_options", {}),
         )
 
+    def with_overrides(self, *, model: ModelConfig | str | None = None, scaffold: str | None = None) -> TeamConfig:
+        """This team with every agent's model and/or scaffold replaced (`orchestra run --team F --model M`):
+        e.g. a heterogeneous team with its models swapped for `orchestra/oracle`, run offline."""
+        if model is None and scaffold is None:
+            return self
+        model_config = ModelConfig(model=model) if isinstance(model, str) else model
+        agent_update = {k: v for k, v in (("model", model_config), ("scaffold", scaffold)) if v is not None}
+        main = self.main.model_copy(update=agent_update)
+        app_agents = self.app_agents
+        if app_agents is not None:
+            def patch(settings: AppAgentSettings) -> AppAgentSettings:
+                return settings.model_copy(update=agent_update)
+
+            app_agents = app_agents.model_copy(
+                update={"defaults": patch(app_agents.defaults), "overrides": {app: patch(s) for app, s in app_agents.overrides.items()}}
+            )
+        return self.model_copy(update={"main": main, "app_agents": app_agents})
+
     def app_agent_apps(self, app_names: Sequence[str], seed: int) -> list[str]:
         """The apps of one scenario that become app-agents (see `AppAgentsConfig.select`)."""
         return self.app_agents.select(app_names, seed) if self.app_agents is not None else []
