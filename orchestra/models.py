@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import threading
 import uuid
 from typing import Any
@@ -35,6 +36,35 @@ class ModelError(OrchestraError):
     def __init__(self, message: str, *, permanent: bool = True) -> None:
         super().__init__(message)
         self.permanent = permanent
+
+
+#: A secret by reference: `${OPENAI_API_KEY}` in any string of a `ModelConfig` (a team file's
+#: `api_key`, `endpoint`, `extra` values). The config keeps the reference — so records, `--json`
+#: and `--out` show it, never the value — and `complete` expands it just before the call.
+ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+def env_refs(text: str) -> list[str]:
+    """The variable names `text` refers to (`"${A}-${B}"` → `["A", "B"]`)."""
+    return ENV_REF.findall(text)
+
+
+def expand_env(value: Any, *, where: str) -> Any:
+    """`value` with every `${VAR}` replaced by the variable's value, recursively through dicts and
+    lists; an unset variable is a permanent `ModelError` naming it and `where` it was used."""
+    if isinstance(value, str):
+        def sub(match: re.Match[str]) -> str:
+            var = match.group(1)
+            if var not in os.environ:
+                raise ModelError(f"{where}: environment variable {var} is not set")
+            return os.environ[var]
+
+        return ENV_REF.sub(sub, value)
+    if isinstance(value, dict):
+        return {k: expand_env(v, where=where) for k, v in value.items()}
+    if isinstance(value, list):
+        return [expand_env(v, where=where) for v in value]
+    return value
 
 
 class ModelConfig(BaseModel):
@@ -91,6 +121,7 @@ def _transient_errors(litellm: Any) -> tuple[type[BaseException], ...]:
 async def complete(config: ModelConfig, request: ModelRequest, *, metadata: dict[str, Any] | None = None) -> ModelResponse:
     """One model call with retries; returns the parsed response or raises `ModelError`."""
     litellm = import_litellm()
+    config = _expanded(config)
     kwargs: dict[str, Any] = {
         "model": config.model,
         "messages": request.messages,
@@ -139,6 +170,13 @@ async def complete(config: ModelConfig, request: ModelRequest, *, metadata: dict
         except Exception as exc:
             raise ModelError(f"{config.model}: {type(exc).__name__}: {exc}") from exc
     return _parse_response(litellm, raw, request, config, attempt)
+
+
+def _expanded(config: ModelConfig) -> ModelConfig:
+    """The config with its `${VAR}` references expanded, for this call only (never stored)."""
+    fields = {"endpoint": config.endpoint, "api_key": config.api_key, "extra": config.extra}
+    update = {k: expand_env(v, where=f"{config.model}: {k}") for k, v in fields.items() if v}
+    return config.model_copy(update=update) if update != {k: v for k, v in fields.items() if v} else config
 
 
 def _parse_response(litellm: Any, raw: Any, request: ModelRequest, config: ModelConfig, attempts: int) -> ModelResponse:

@@ -8,10 +8,10 @@ import sys
 from collections.abc import Sequence
 
 from orchestra import __version__
-from orchestra.cli import judge_check, parity_agent, plugins, replay, run, scenarios
+from orchestra.cli import judge_check, parity_agent, plugins, replay, run, scenarios, teams
 from orchestra.errors import OrchestraError
 
-COMMANDS = (replay, judge_check, run, scenarios, plugins, parity_agent)
+COMMANDS = (replay, judge_check, run, teams, scenarios, plugins, parity_agent)
 
 
 def build_parser() -> argparse.ArgumentParser:

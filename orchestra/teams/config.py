@@ -83,8 +83,10 @@ class AppAgentsConfig(BaseModel):
 
     @model_validator(mode="after")
     def _one_selection(self) -> AppAgentsConfig:
-        if (self.apps is None) == (self.proportion is None):
-            raise ValueError("give exactly one of 'apps' (names or 'all') and 'proportion'")
+        if self.apps is not None and self.proportion is not None:
+            raise ValueError("give either 'apps' (names or 'all') or 'proportion', not both")
+        if self.apps is None and self.proportion is None:
+            raise ValueError("say which apps become app-agents: 'apps' (names or 'all') or 'proportion' (a share, sampled as ARE does)")
         if isinstance(self.apps, list):
             bad = sorted(set(self.apps) & set(NEVER_APP_AGENTS))
             if bad:

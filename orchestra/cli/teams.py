@@ -1,0 +1,93 @@
+"""`orchestra teams check FILE...` (validate team files without running) and `orchestra teams list`."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+import yaml
+
+from orchestra.host import Host
+from orchestra.teams.config import AgentConfig, TeamConfig
+from orchestra.teams.loading import TeamError, read_team, shipped_teams, team_path
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("teams", help="check team files (teams/*.yaml) or list the shipped teams")
+    tsub = p.add_subparsers(dest="teams_command", required=True, metavar="SUBCOMMAND")
+    check = tsub.add_parser(
+        "check",
+        help="validate team files without running them (exit 2 if any is invalid)",
+        description="Validate each team file: YAML, schema, plugins (imported), scaffolds (registered), app names "
+        "(known to ARE), ${VAR} references (unset ones are warnings). One line per file.",
+    )
+    check.add_argument("files", nargs="+", metavar="FILE", help="a team file, or the name of a shipped team (e.g. oracle)")
+    check.set_defaults(func=run_check)
+    lst = tsub.add_parser("list", help="the shipped teams (teams/*.yaml) with their descriptions")
+    lst.set_defaults(func=run_list)
+
+
+def describe_agent(agent: AgentConfig) -> str:
+    """`react openai/gpt-4o` (+ endpoint when set)."""
+    text = f"{agent.scaffold} {agent.model.model}"
+    return text + (f" @ {agent.model.endpoint}" if agent.model.endpoint else "")
+
+
+def summary(team: TeamConfig) -> str:
+    """One line: the main agent, which apps become app-agents and with what, the overrides."""
+    parts = [f"team {team.name}", f"main: {describe_agent(team.main)}"]
+    a2a = team.app_agents
+    if a2a is None:
+        parts.append("no app-agents")
+    else:
+        which = f"proportion {a2a.proportion} (ARE's draw)" if a2a.proportion is not None else (
+            "all apps" if a2a.apps == "all" else ", ".join(a2a.apps or []))
+        d = a2a.defaults
+        inherited = d.model is None and d.scaffold is None
+        agents = "as main" if inherited else describe_agent(team.app_agent("(defaults)"))
+        parts.append(f"app-agents: {which} -> {agents}")
+        if a2a.overrides:
+            parts.append("overrides: " + "; ".join(f"{app} -> {describe_agent(team.app_agent(app))}" for app in a2a.overrides))
+    if team.plugins:
+        parts.append(f"plugins: {', '.join(team.plugins)}")
+    return " | ".join(parts)
+
+
+def run_check(args: argparse.Namespace) -> int:
+    hosts: dict[tuple[int, ...], Host] = {}
+
+    def host(plugins: Sequence[object]) -> Host:
+        key = tuple(id(p) for p in plugins)
+        if key not in hosts:
+            hosts[key] = Host.create(plugins)
+        return hosts[key]
+
+    failed = 0
+    for name in args.files:
+        try:
+            team = read_team(team_path(name), host=host)
+        except TeamError as exc:
+            failed += 1
+            print(f"FAIL  {exc}", flush=True)
+            continue
+        print(f"OK    {team.path}: {summary(team.config)}", flush=True)
+        for ref in team.unset_secrets():
+            where = f"{team.path}:{ref.line}" if ref.line else str(team.path)
+            print(f"orchestra: warning: {where}: {ref.path}: environment variable {ref.var} is not set "
+                  "(`orchestra run --team` will refuse to start without it)", file=sys.stderr, flush=True)
+    if len(args.files) > 1:
+        print(f"\n{len(args.files)} team file(s): {len(args.files) - failed} ok, {failed} invalid", file=sys.stderr)
+    return 2 if failed else 0
+
+
+def run_list(args: argparse.Namespace) -> int:
+    """Name, file and one-line description of each shipped team (not validated: `teams check` does that)."""
+    for path in shipped_teams():
+        try:
+            data = yaml.safe_load(path.read_text(encoding="utf-8"))
+            description = str(data.get("description") or "").strip() if isinstance(data, dict) else ""
+        except yaml.YAMLError:
+            description = "(not valid YAML; see `orchestra teams check`)"
+        print(f"{path.stem:<16}  {description.splitlines()[0] if description else ''}")
+    return 0

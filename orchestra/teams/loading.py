@@ -1,0 +1,447 @@
+"""Reading team files (`teams/*.yaml`) into a `TeamConfig`, with errors that say where.
+
+Every problem is reported as `FILE:LINE[:COLUMN]: FIELD.PATH: what is wrong`, one line each,
+in one `TeamError` (an `OrchestraError`: the command line exits 2, no traceback). Positions come
+from PyYAML's node tree (`compose`), which keeps each key's and value's line: pydantic's error
+`loc` is walked down that tree to the node it names.
+
+What is checked, in order (a later stage runs only when the earlier ones passed):
+
+1. YAML syntax, an empty file, a top level that is not a mapping, duplicate keys (PyYAML
+   silently keeps the last one);
+2. the schema (`TeamConfig`): a typo'd key (with the closest valid key), a missing model,
+   a proportion outside [0, 1], both or neither of `apps` and `proportion`, ...;
+3. `plugins:` — each module (or `module:object`) must import;
+4. names that only exist at run time: every scaffold (main, defaults, overrides) must be
+   registered on a `Host` holding the team's plugins; every app name (in `apps` and
+   `overrides`) must be one ARE knows (`orchestra.are.app_names.known_app_names`);
+5. secrets: `${VAR}` references are kept verbatim in the config (so outputs show the reference,
+   never the value) and listed with their position; they are expanded only where a model is
+   called (`orchestra.models.complete`). Unset variables are reported, not raised: `teams check`
+   warns, `run --team` refuses to start (`require_secrets`).
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+import os
+import types
+import typing
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from orchestra.errors import OrchestraError
+from orchestra.models import ENV_REF, ModelConfig, env_refs
+from orchestra.teams.config import NEVER_APP_AGENTS, TeamConfig
+
+if typing.TYPE_CHECKING:  # pragma: no cover - the host imports every built-in plugin
+    from orchestra.host import Host
+
+Loc = tuple[str | int, ...]
+
+
+class TeamError(OrchestraError):
+    """A team file cannot be used. `problems` holds one located message per problem."""
+
+    def __init__(self, problems: Sequence[str]) -> None:
+        self.problems = list(problems)
+        super().__init__("\n".join(self.problems))
+
+
+@dataclass(frozen=True)
+class SecretRef:
+    """A `${VAR}` reference in a team file: which variable, in which field, on which line."""
+
+    var: str
+    path: str
+    line: int | None
+
+    @property
+    def is_set(self) -> bool:
+        return self.var in os.environ
+
+
+@dataclass
+class TeamFile:
+    """A loaded team file: the validated config, its plugins (imported) and its secret references."""
+
+    path: Path
+    config: TeamConfig
+    plugins: list[object] = field(default_factory=list)
+    secrets: list[SecretRef] = field(default_factory=list)
+    _positions: dict[Loc, int] = field(default_factory=dict, repr=False)
+
+    def where(self, loc: Loc) -> str:
+        """`FILE:LINE` of the deepest node of `loc` present in the file (`FILE` when none is)."""
+        for n in range(len(loc), -1, -1):
+            line = self._positions.get(loc[:n])
+            if line is not None:
+                return f"{self.path}:{line}"
+        return str(self.path)
+
+    def unset_secrets(self, config: TeamConfig | None = None) -> list[SecretRef]:
+        """References to unset variables, in `config` (default: the file's own; pass the config
+        after `--model` overrides, which may have dropped some) — positioned where the file has them."""
+        refs = self.secrets if config is None else [
+            SecretRef(var, _fmt(loc), self._line(loc)) for loc, var in _config_refs(config)
+        ]
+        return [r for r in refs if not r.is_set]
+
+    def require_secrets(self, config: TeamConfig | None = None) -> None:
+        """Refuse to run when a referenced variable is unset (named with file, line and field)."""
+        missing = self.unset_secrets(config)
+        if missing:
+            raise TeamError([
+                f"{self.path}:{r.line}: {r.path}: environment variable {r.var} is not set" if r.line else
+                f"{self.path}: {r.path}: environment variable {r.var} is not set"
+                for r in missing
+            ])
+
+    def _line(self, loc: Loc) -> int | None:
+        return self._positions.get(loc)
+
+
+def load_team(path: str | Path, *, host: Callable[[Sequence[object]], Host] | None = None) -> TeamConfig:
+    """The validated team of the file at `path` (see `read_team`)."""
+    return read_team(path, host=host).config
+
+
+def read_team(path: str | Path, *, host: Callable[[Sequence[object]], Host] | None = None) -> TeamFile:
+    """Load and check a team file; raise `TeamError` listing every problem with its position.
+
+    `host(plugins)` builds the `Host` whose scaffolds the team's are checked against (default:
+    `Host.create(plugins)`); pass a caching factory to check many files with one host."""
+    path = Path(path)
+    if not path.is_file():
+        names = ", ".join(p.stem for p in shipped_teams()) or "none"
+        raise TeamError([f"{path}: no such team file (shipped teams, usable by name: {names})"])
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise TeamError([f"{path}: cannot read the team file: {exc.strerror if isinstance(exc, OSError) else exc}"]) from None
+    node, data = _parse_yaml(text, path)
+    positions = dict(_positions(node))
+    where = _Locator(path, node)
+
+    try:
+        config = TeamConfig.model_validate(data)
+    except ValidationError as exc:
+        raise TeamError(_schema_problems(exc, where)) from None
+
+    plugins, problems = _import_plugins(config.plugins, where)
+    if problems:
+        raise TeamError(problems)
+    if host is None:
+        from orchestra.host import Host
+
+        host = Host.create
+    try:
+        registered = host(plugins).scaffolds
+    except OrchestraError as exc:
+        raise TeamError([f"{where.at(('plugins',))}: plugins: the host could not be built with this team's plugins: {exc}"]) from None
+    problems = _scaffold_problems(config, registered, where) + _app_problems(config, where) + _ref_problems(node, where)
+    if problems:
+        raise TeamError(problems)
+    secrets = [SecretRef(var, _fmt(loc), positions.get(loc)) for loc, var in _node_refs(node)]
+    return TeamFile(path=path, config=config, plugins=plugins, secrets=secrets, _positions=positions)
+
+
+def shipped_root() -> Path:
+    """The repository's `teams/` folder (the shipped teams), beside `scenarios/`."""
+    return Path(__file__).resolve().parents[2] / "teams"
+
+
+def shipped_teams() -> list[Path]:
+    """The shipped team files, sorted by name."""
+    return sorted(shipped_root().glob("*.yaml"))
+
+
+def team_path(text: str | Path) -> Path:
+    """A team file's path: `text` itself when it exists, else the shipped team of that name
+    (`oracle` → `teams/oracle.yaml`); a missing file is left for `read_team` to report."""
+    path = Path(text)
+    if not path.exists() and path.parent == Path(".") and not path.suffix:
+        shipped = shipped_root() / f"{path.name}.yaml"
+        if shipped.exists():
+            return shipped
+    return path
+
+
+def import_plugin(spec: str) -> object:
+    """`package.module` → the module; `package.module:name` → that object of the module."""
+    module_name, _, attr = spec.partition(":")
+    module = importlib.import_module(module_name)
+    if not attr:
+        return module
+    obj: object = module
+    for part in attr.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+# ------------------------------------------------------------------------------------------ YAML
+
+
+def _parse_yaml(text: str, path: Path) -> tuple[yaml.MappingNode, Any]:
+    loader = yaml.SafeLoader(text)
+    try:
+        node = loader.get_single_node()
+        data = loader.construct_document(node) if node is not None else None
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        pos = f":{mark.line + 1}:{mark.column + 1}" if mark is not None else ""
+        context = exc.context or ""
+        if context and exc.context_mark is not None and exc.context_mark is not mark:
+            context += f" (line {exc.context_mark.line + 1}, column {exc.context_mark.column + 1})"
+        what = ": ".join(p for p in (context, exc.problem) if p)
+        raise TeamError([f"{path}{pos}: YAML syntax error: {what}"]) from None
+    except yaml.YAMLError as exc:
+        raise TeamError([f"{path}: YAML syntax error: {exc}"]) from None
+    finally:
+        loader.dispose()
+    if node is None or data is None:
+        raise TeamError([f"{path}: the file is empty; a team needs at least `name:` and `main:` (see teams/README.md)"])
+    if not isinstance(node, yaml.MappingNode):
+        kind = type(data).__name__ if not isinstance(data, list) else "list"
+        raise TeamError([f"{path}:{node.start_mark.line + 1}: the top level must be a mapping (name:, main:, ...), got a {kind}"])
+    duplicates = list(_duplicate_keys(node, ()))
+    if duplicates:
+        raise TeamError([f"{path}:{line}: {_fmt(loc)}: duplicate key (first given on line {first})" for loc, line, first in duplicates])
+    return node, data
+
+
+def _children(node: yaml.Node) -> Iterator[tuple[str | int, yaml.Node, int]]:
+    """(key, value node, line of the key) for a mapping; (index, item, line) for a sequence."""
+    if isinstance(node, yaml.MappingNode):
+        for k, v in node.value:
+            yield (k.value if isinstance(k, yaml.ScalarNode) else str(k.value)), v, k.start_mark.line + 1
+    elif isinstance(node, yaml.SequenceNode):
+        for i, v in enumerate(node.value):
+            yield i, v, v.start_mark.line + 1
+
+
+def _positions(node: yaml.Node, loc: Loc = ()) -> Iterator[tuple[Loc, int]]:
+    yield loc, node.start_mark.line + 1
+    for key, child, line in _children(node):
+        yield (*loc, key), line
+        for sub, sub_line in _positions(child, (*loc, key)):
+            if sub != (*loc, key):
+                yield sub, sub_line
+
+
+def _duplicate_keys(node: yaml.Node, loc: Loc) -> Iterator[tuple[Loc, int, int]]:
+    seen: dict[str | int, int] = {}
+    for key, child, line in _children(node):
+        if isinstance(node, yaml.MappingNode) and key in seen:
+            yield (*loc, key), line, seen[key]
+        seen.setdefault(key, line)
+        yield from _duplicate_keys(child, (*loc, key))
+
+
+def _fmt(loc: Loc) -> str:
+    out = ""
+    for el in loc:
+        out += f"[{el}]" if isinstance(el, int) else (f".{el}" if out else str(el))
+    return out or "(top level)"
+
+
+class _Locator:
+    """Maps a pydantic `loc` to the file position of the node it names."""
+
+    def __init__(self, path: Path, root: yaml.Node) -> None:
+        self.path = path
+        self.root = root
+
+    def resolve(self, loc: Sequence[str | int]) -> tuple[Loc, yaml.Node, bool]:
+        """(the path that exists in the file, the deepest node on it, whether all of `loc` was found).
+
+        Elements that are not keys of the current node are union-branch tags pydantic adds
+        (`literal['all']`, `list[str]`) or a missing key; they are skipped."""
+        node, complete = self.root, True
+        found: Loc = ()
+        for el in loc:
+            child = next((c for k, c, _ in _children(node) if k == el), None)
+            if child is None:
+                complete = False
+                continue
+            node, found = child, (*found, el)
+        return found, node, complete
+
+    def at(self, loc: Sequence[str | int], *, key_line: bool = True) -> str:
+        found, node, _ = self.resolve(loc)
+        line = node.start_mark.line + 1
+        if found and isinstance(found[-1], int):  # a list item: several may share a line (`[a, b]`)
+            return f"{self.path}:{line}:{node.start_mark.column + 1}"
+        if key_line and found:  # the key's line reads better than a block value's first line
+            parent = self.resolve(found[:-1])[1]
+            line = next((ln for k, _, ln in _children(parent) if k == found[-1]), line)
+        return f"{self.path}:{line}"
+
+
+# ---------------------------------------------------------------------------------------- schema
+
+
+def _schema_problems(exc: ValidationError, where: _Locator) -> list[str]:
+    problems: list[str] = []
+    union_paths: set[Loc] = set()
+    for err in exc.errors():
+        loc = tuple(err["loc"])
+        found, node, complete = where.resolve(loc)
+        if not complete and err["type"] != "missing" and any(isinstance(el, str) and "[" in el for el in loc):
+            # one message per union (`apps: 'all' | [names]`), not one per branch pydantic tried
+            if found in union_paths:
+                continue
+            union_paths.add(found)
+        path = found + ((loc[-1],) if err["type"] == "missing" and not complete else ())
+        problems.append(f"{where.at(found)}: {_fmt(path)}: {_message(err, found, complete)}")
+    return problems
+
+
+def _message(err: Any, found: Loc, complete: bool) -> str:
+    kind, value = err["type"], err.get("input")
+    if kind == "extra_forbidden":
+        key = str(found[-1])
+        valid = _valid_keys(found[:-1])
+        close = difflib.get_close_matches(key, valid, n=1, cutoff=0.6)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        if not close and "model" in valid and key in ModelConfig.model_fields:
+            hint = f"; {key!r} is a model setting: write it under `model:` (model: {{model: ..., {key}: ...}})"
+        return f"unknown key {key!r}{hint} (valid keys here: {', '.join(valid)})"
+    if kind == "missing":
+        missing = str(err["loc"][-1])
+        if missing == "model":
+            return "missing: every agent needs a model (a litellm model string, e.g. openai/gpt-4o-mini or orchestra/oracle)"
+        return "missing (required)"
+    if found and found[-1] == "apps" and not complete:
+        return f"expected 'all' or a list of app names, got {value!r}"
+    if found and found[-1] == "proportion" and kind in ("less_than_equal", "greater_than_equal"):
+        return f"must be between 0 and 1 (the share of candidate apps served by app-agents), got {value!r}"
+    msg = str(err["msg"]).removeprefix("Value error, ")
+    if kind != "value_error" and not isinstance(value, (dict, list)):
+        msg += f", got {value!r}"
+    return msg
+
+
+def _valid_keys(loc: Loc) -> list[str]:
+    """The field names of the model at `loc` in a team file (`main` → AgentConfig's fields)."""
+    tp: Any = TeamConfig
+    for el in loc:
+        tp = _strip_optional(tp)
+        if isinstance(tp, type) and issubclass(tp, BaseModel):
+            info = tp.model_fields.get(str(el))
+            if info is None:
+                return []
+            tp = info.annotation
+        elif typing.get_origin(tp) in (dict, list):
+            tp = typing.get_args(tp)[-1]
+        else:
+            return []
+    tp = _strip_optional(tp)
+    return list(tp.model_fields) if isinstance(tp, type) and issubclass(tp, BaseModel) else []
+
+
+def _strip_optional(tp: Any) -> Any:
+    if typing.get_origin(tp) in (typing.Union, types.UnionType):
+        models = [a for a in typing.get_args(tp) if isinstance(a, type) and issubclass(a, BaseModel)]
+        if len(models) == 1:
+            return models[0]
+    return tp
+
+
+# ------------------------------------------------------------------------- plugins, names, refs
+
+
+def _import_plugins(specs: Sequence[str], where: _Locator) -> tuple[list[object], list[str]]:
+    plugins, problems = [], []
+    for i, spec in enumerate(specs):
+        try:
+            plugins.append(import_plugin(spec))
+        except Exception as exc:  # an ImportError, or any error the module raises on import
+            problems.append(f"{where.at(('plugins', i))}: plugins[{i}]: cannot import plugin {spec!r}: {type(exc).__name__}: {exc}")
+    return plugins, problems
+
+
+def _scaffold_problems(config: TeamConfig, registered: dict[str, Any], where: _Locator) -> list[str]:
+    fields: list[tuple[Loc, str | None]] = [(("main", "scaffold"), config.main.scaffold)]
+    if config.app_agents is not None:
+        fields.append((("app_agents", "defaults", "scaffold"), config.app_agents.defaults.scaffold))
+        fields += [(("app_agents", "overrides", app, "scaffold"), s.scaffold) for app, s in config.app_agents.overrides.items()]
+    known = ", ".join(sorted(registered)) or "none"
+    return [
+        f"{where.at(loc)}: {_fmt(loc)}: unknown scaffold {name!r} (registered: {known})"
+        for loc, name in fields
+        if name is not None and name not in registered
+    ]
+
+
+def _app_problems(config: TeamConfig, where: _Locator) -> list[str]:
+    if config.app_agents is None:
+        return []
+    from orchestra.are.app_names import known_app_names
+
+    known = known_app_names() - set(NEVER_APP_AGENTS)
+    listed = config.app_agents.apps if isinstance(config.app_agents.apps, list) else None
+    problems = []
+
+    def unknown(loc: Loc, app: str) -> str:
+        close = difflib.get_close_matches(app, sorted(known), n=1, cutoff=0.6)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        return f"{where.at(loc)}: {_fmt(loc)}: unknown app {app!r}{hint} (apps ARE knows: {', '.join(sorted(known))})"
+
+    for i, app in enumerate(listed or []):
+        if app not in known:
+            problems.append(unknown(("app_agents", "apps", i), app))
+    for app in config.app_agents.overrides:
+        loc: Loc = ("app_agents", "overrides", app)
+        if app in NEVER_APP_AGENTS:
+            problems.append(f"{where.at(loc)}: {_fmt(loc)}: {app} cannot be an app-agent (ARE never replaces {', '.join(NEVER_APP_AGENTS)})")
+        elif app not in known:
+            problems.append(unknown(loc, app))
+        elif listed is not None and app not in listed:
+            problems.append(f"{where.at(loc)}: {_fmt(loc)}: override for {app!r}, which is not in app_agents.apps (it would never apply)")
+    return problems
+
+
+def _scalars(node: yaml.Node, loc: Loc = ()) -> Iterator[tuple[Loc, yaml.ScalarNode]]:
+    if isinstance(node, yaml.ScalarNode):
+        yield loc, node
+    for key, child, _ in _children(node):
+        yield from _scalars(child, (*loc, key))
+
+
+def _ref_problems(node: yaml.Node, where: _Locator) -> list[str]:
+    """`${...}` that is not a well-formed reference (`${OPENAI_API_KEY}`) is an error, not a literal."""
+    problems = []
+    for loc, scalar in _scalars(node):
+        if isinstance(scalar.value, str) and "${" in ENV_REF.sub("", scalar.value):
+            problems.append(f"{where.at(loc)}: {_fmt(loc)}: malformed environment reference in {scalar.value!r} "
+                            "(write ${NAME}, NAME made of letters, digits and _)")
+    return problems
+
+
+def _node_refs(node: yaml.Node) -> Iterator[tuple[Loc, str]]:
+    for loc, scalar in _scalars(node):
+        if isinstance(scalar.value, str):
+            for var in env_refs(scalar.value):
+                yield loc, var
+
+
+def _config_refs(config: TeamConfig) -> Iterator[tuple[Loc, str]]:
+    def walk(value: Any, loc: Loc) -> Iterator[tuple[Loc, str]]:
+        if isinstance(value, str):
+            for var in env_refs(value):
+                yield loc, var
+        elif isinstance(value, dict):
+            for k, v in value.items():
+                yield from walk(v, (*loc, k))
+        elif isinstance(value, list):
+            for i, v in enumerate(value):
+                yield from walk(v, (*loc, i))
+
+    yield from walk(config.model_dump(exclude_defaults=True), ())
