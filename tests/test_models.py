@@ -124,3 +124,46 @@ def test_a_broken_script_ends_the_rollout_with_a_clear_error(tmp_path, host, jud
     (outcome,) = anyio.run(go)
     assert outcome.result is not None and outcome.result.stop_reason == "model_error"
     assert message in outcome.result.error
+
+
+from orchestra.hookspecs import hookimpl  # noqa: E402
+
+
+class _RecordingProvider:
+    """A plugin whose litellm provider `keyprobe/<m>` records the api_key and api_base it receives."""
+
+    seen: list[tuple[object, object]] = []
+
+    @hookimpl
+    def register_models(self, register):
+        from orchestra.models import import_litellm
+        from litellm.types.utils import Choices, Message
+
+        litellm = import_litellm()
+        seen = self.seen
+
+        class Probe(litellm.CustomLLM):
+            async def acompletion(self, model, messages, api_base, custom_prompt_dict, model_response, print_verbose,
+                                  encoding, api_key, logging_obj, optional_params, *a, **kw):
+                seen.append((api_key, api_base))
+                model_response.choices = [Choices(index=0, finish_reason="stop", message=Message(role="assistant", content="ok"))]
+                return model_response
+
+        register("keyprobe", Probe())
+
+
+def test_env_references_are_expanded_only_at_the_model_call(monkeypatch):
+    Host.create([_RecordingProvider()])
+    monkeypatch.setenv("PROBE_KEY", "sk-probe-value")
+    monkeypatch.setenv("PROBE_HOST", "127.0.0.1:9")
+    config = ModelConfig(model="keyprobe/m", api_key="${PROBE_KEY}", endpoint="http://${PROBE_HOST}/v1", max_retries=0)
+    request = ModelRequest(messages=[{"role": "user", "content": "hi"}], action_format="react")
+    response = anyio.run(lambda: complete(config, request))
+    assert response.text == "ok"
+    assert _RecordingProvider.seen[-1] == ("sk-probe-value", "http://127.0.0.1:9/v1")
+    assert config.api_key == "${PROBE_KEY}" and "sk-probe-value" not in config.model_dump_json()  # the config keeps the reference
+
+    monkeypatch.delenv("PROBE_KEY")
+    with pytest.raises(ModelError, match=r"keyprobe/m: api_key: environment variable PROBE_KEY is not set") as info:
+        anyio.run(lambda: complete(config, request))
+    assert info.value.permanent

@@ -15,6 +15,7 @@ that a team's proportion draws exactly ARE's apps for the same seed.
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -56,10 +57,11 @@ def scenario_apps(path: str | Path) -> tuple[list[str], int]:
     return [app.name for app in scenario.apps or []], int(scenario.seed or 0)
 
 
-def are_app_agent_selection(path: str | Path, proportion: float, *, seed: int | None = None) -> list[str]:
-    """The apps ARE's `_apply_a2a_config` replaces by app-agents in the scenario at `path`, in the
-    order ARE drew them, with `a2a_app_prop=proportion` (and the scenario's seed set to `seed` when
-    given, to exercise other draws)."""
+def are_app_agent_selection(path: str | Path, draws: Sequence[tuple[float, int | None]]) -> list[list[str]]:
+    """For each `(proportion, seed)`, the apps ARE's `_apply_a2a_config` replaces by app-agents in
+    the scenario at `path`, in the order ARE drew them, with `a2a_app_prop=proportion` and the
+    scenario's seed set to `seed` (None: the scenario's own). The scenario is loaded once; its app
+    list is put back before each draw (ARE's function only swaps that list: `reset_apps`)."""
     import_are()
     from are.simulation.agents.default_agent.app_agent import AppAgent
     from are.simulation.environment import Environment, EnvironmentConfig
@@ -69,10 +71,12 @@ def are_app_agent_selection(path: str | Path, proportion: float, *, seed: int | 
     from are.simulation.types import EnvironmentType
 
     scenario = _initialized_scenario(path)
-    if seed is not None:
-        scenario.seed = seed
-    before = {id(app) for app in scenario.apps or []}
-    config = ScenarioRunnerConfig(model="mock", model_provider="mock", a2a_app_prop=proportion)
-    env = Environment(environment_type=EnvironmentType.CLI, config=EnvironmentConfig(), notification_system=VerboseNotificationSystem())
-    scenario = _apply_a2a_config(config, scenario, env)
-    return [app.name for app in scenario.apps or [] if isinstance(app, AppAgent) and id(app) not in before]
+    apps, own_seed = list(scenario.apps or []), scenario.seed
+    out = []
+    for proportion, seed in draws:
+        scenario.apps, scenario.seed, scenario.has_a2a_augmentation = list(apps), own_seed if seed is None else seed, False
+        config = ScenarioRunnerConfig(model="mock", model_provider="mock", a2a_app_prop=proportion)
+        env = Environment(environment_type=EnvironmentType.CLI, config=EnvironmentConfig(), notification_system=VerboseNotificationSystem())
+        drawn = _apply_a2a_config(config, scenario, env)
+        out.append([app.name for app in drawn.apps or [] if isinstance(app, AppAgent)])
+    return out

@@ -1,10 +1,11 @@
-"""`orchestra run`: one agent (scaffold + model) over scenarios, one line per rollout."""
+"""`orchestra run`: a team (`--team FILE`) or one agent (`--scaffold` + `--model`) over scenarios, one line per rollout."""
 
 from __future__ import annotations
 
 import argparse
 import json
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 import anyio
@@ -12,45 +13,88 @@ import anyio
 from orchestra.cli._output import emit_json, outcome_line, outcome_record
 from orchestra.cli._sources import SOURCE_HELP, add_filter_options, filter_kwargs
 from orchestra.cli.replay import add_session_options, session_config
+from orchestra.errors import OrchestraError
 from orchestra.host import Host
 from orchestra.models import ModelConfig
 from orchestra.rollout import AgentConfig, RolloutRecord, execute_all, specs_for
 from orchestra.scenario_files import resolve
+from orchestra.session import SessionConfig
+from orchestra.teams.config import TeamConfig
+from orchestra.teams.loading import TeamFile, read_team, redacted, team_path
+
+#: The options that only shape a one-agent run; with `--team` they live in the team file.
+AGENT_ONLY = {"max_steps": "--max-steps", "constrained": "--constrained", "constrained_format": "--constrained-format", "temperature": "--temperature"}
+#: How a team file's `session:` block fills the session options the user did not give.
+SESSION_FROM_TEAM = {
+    "decode_rate": lambda s: s.clock.decode_rate_tps,
+    "prefill_rate": lambda s: s.clock.prefill_rate_tps,
+    "tool_call_seconds": lambda s: s.clock.tool_call_seconds,
+    "time_scale": lambda s: s.clock.time_scale,
+    "notifications": lambda s: s.notification_verbosity,
+    "reward_mode": lambda s: s.reward_mode,
+}
+JUDGE_FROM_TEAM = {
+    "judge": lambda j: j.mode,
+    "judge_model": lambda j: j.model,
+    "judge_endpoint": lambda j: j.endpoint,
+    "judge_api_key": lambda j: j.api_key,
+    "judge_max_tokens": lambda j: j.max_tokens,
+    "judge_cache": lambda j: j.cache_dir,
+    "no_judge_cache": lambda j: not j.use_cache,
+    "judge_are_bool_bug": lambda j: j.are_bool_bug,
+}
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("run", help="run one agent (scaffold + model) over scenarios and judge each rollout")
-    p.add_argument("--scaffold", default="tool_calling", help="registered scaffold name (see `orchestra plugins`)")
-    p.add_argument("--model", required=True, help='litellm model string, e.g. "openai/gpt-4o-mini", "orchestra/oracle", "orchestra/scripted:FILE"')
+    p = sub.add_parser("run", help="run a team (--team) or one agent (--scaffold + --model) over scenarios and judge each rollout")
+    p.add_argument("--team", metavar="FILE", help="a team file (teams/*.yaml) or a shipped team's name (`orchestra teams list`)")
+    p.add_argument("--scaffold", help="registered scaffold name (see `orchestra plugins`; default tool_calling); with --team: every agent's")
+    p.add_argument("--model", help='litellm model string, e.g. "openai/gpt-4o-mini", "orchestra/oracle", "orchestra/scripted:FILE"; '
+                   "with --team: every agent's model (e.g. orchestra/oracle to run a team offline)")
     p.add_argument("--endpoint", help="api_base of an OpenAI-compatible server (vLLM, llama.cpp, Ollama)")
     p.add_argument("--api-key", help="API key (default: the provider's environment variable)")
     p.add_argument("--scenarios", nargs="+", required=True, metavar="SOURCE", help=SOURCE_HELP)
-    p.add_argument("--max-steps", type=int, default=80, help="whole-scenario step budget (ARE's default: 80)")
+    p.add_argument("--max-steps", type=int, help="whole-scenario step budget (ARE's default: 80)")
     p.add_argument("--concurrency", type=int, default=1, help="rollouts in flight at once (useful with remote models)")
-    p.add_argument("--constrained", action="store_true", help="constrain replies to the scaffold's action schema (small local models)")
-    p.add_argument("--constrained-format", default="llama_cpp.server", choices=("llama_cpp.server", "llama-server", "openai"))
+    p.add_argument("--constrained", action="store_true", default=None, help="constrain replies to the scaffold's action schema (small local models)")
+    p.add_argument("--constrained-format", choices=("llama_cpp.server", "llama-server", "openai"))
     p.add_argument("--temperature", type=float, default=None, help="sent only when given (ARE's agent sends none)")
     p.add_argument("--reward-mode", choices=("binary", "dense"), default="binary")
-    p.add_argument("--out", type=Path, help="write each rollout's result (event log, verdict) here")
+    p.add_argument("--out", type=Path, help="write each rollout's result (event log, verdict) here, and the team used (team.yaml)")
     p.add_argument("--json", action="store_true", help="one JSON object per rollout")
     add_session_options(p)
     add_filter_options(p)
-    p.set_defaults(func=run)
+    # Session options default to "not given" (None), so a team file's `session:` keeps what the
+    # user did not override; the real defaults are filled in afterwards (`_fill_session_options`).
+    session_dests = [*SESSION_FROM_TEAM, *JUDGE_FROM_TEAM]
+    defaults = {a.dest: a.default for a in p._actions if a.dest in session_dests}
+    p.set_defaults(func=run, session_defaults=defaults, **dict.fromkeys(defaults))
 
 
 def run(args: argparse.Namespace) -> int:
-    host = Host.create()
-    agent = AgentConfig(
-        scaffold=args.scaffold,
-        model=ModelConfig(model=args.model, endpoint=args.endpoint, api_key=args.api_key, temperature=args.temperature),
-        max_steps=args.max_steps,
-        scaffold_options={"constrained": args.constrained, "constrained_format": args.constrained_format},
-    )
-    host.scaffold(args.scaffold)  # fail early on an unknown scaffold
-    config = session_config(args)
-
-    specs = specs_for(resolve(args.scenarios, **filter_kwargs(args)), agent=agent, session=config)
-
+    if args.team is not None:
+        team_file, host, team = _team(args)
+        config = _session_for_team(args, team.session)
+        team = team.model_copy(update={"session": config})
+        team_file.require_secrets(team)  # before any scenario loads: a missing key fails now, by name
+        specs = specs_for(resolve(args.scenarios, **filter_kwargs(args)), team=team, session=config)
+        if args.out:
+            args.out.mkdir(parents=True, exist_ok=True)
+            (args.out / "team.yaml").write_text(f"# {team_file.path} as run (secrets as references)\n" + redacted(team))
+    else:
+        if args.model is None:
+            raise OrchestraError("give --team FILE, or --model (and --scaffold) for a one-agent run")
+        host = Host.create()
+        scaffold = args.scaffold or "tool_calling"
+        agent = AgentConfig(
+            scaffold=scaffold,
+            model=ModelConfig(model=args.model, endpoint=args.endpoint, api_key=args.api_key, temperature=args.temperature),
+            max_steps=args.max_steps if args.max_steps is not None else 80,
+            scaffold_options={"constrained": bool(args.constrained), "constrained_format": args.constrained_format or "llama_cpp.server"},
+        )
+        host.scaffold(scaffold)  # fail early on an unknown scaffold
+        _fill_session_options(args, {})
+        specs = specs_for(resolve(args.scenarios, **filter_kwargs(args)), agent=agent, session=session_config(args))
     async def main() -> list[RolloutRecord]:
         outcomes = []
         async for o in execute_all(specs, host=host, concurrency=args.concurrency):
@@ -68,3 +112,42 @@ def run(args: argparse.Namespace) -> int:
         mean = sum(r.reward for r in judged) / len(judged) if judged else 0.0
         print(f"\n{len(outcomes)} rollout(s): {sum(r.success for r in judged)} passed, mean reward {mean:.3f}, {errors} error(s)", file=sys.stderr)
     return 1 if errors else 0
+
+
+def _team(args: argparse.Namespace) -> tuple[TeamFile, Host, TeamConfig]:
+    """The team file (checked), a host with its plugins, and the team with `--model/--scaffold` applied."""
+    agent_only = [flag for dest, flag in AGENT_ONLY.items() if getattr(args, dest) is not None]
+    if agent_only:
+        raise OrchestraError(f"{' / '.join(agent_only)}: not with --team (set it in the team file: max_steps, scaffold_options, model)")
+    if (args.endpoint or args.api_key) and not args.model:
+        raise OrchestraError("--endpoint / --api-key with --team need --model (they replace every agent's model)")
+    hosts: list[Host] = []
+
+    def host_for(plugins: Sequence[object]) -> Host:  # the host the team is checked against is the one it runs on
+        hosts.append(Host.create(plugins))
+        return hosts[-1]
+
+    team_file = read_team(team_path(args.team), host=host_for)
+    model = ModelConfig(model=args.model, endpoint=args.endpoint, api_key=args.api_key) if args.model else None
+    if args.scaffold:
+        hosts[-1].scaffold(args.scaffold)  # fail early on an unknown scaffold
+    return team_file, hosts[-1], team_file.config.with_overrides(model=model, scaffold=args.scaffold)
+
+
+def _fill_session_options(args: argparse.Namespace, from_team: dict[str, object]) -> None:
+    """Options the user did not give take the team's value when it has one, else argparse's default."""
+    for dest, default in args.session_defaults.items():
+        if getattr(args, dest) is None:
+            setattr(args, dest, from_team.get(dest, default))
+
+
+def _session_for_team(args: argparse.Namespace, team: SessionConfig) -> SessionConfig:
+    """The team's session with the options given on the command line applied. A `--judge` that
+    changes the judge mode replaces the team's judge; other judge options adjust it."""
+    from_team: dict[str, object] = {dest: get(team) for dest, get in SESSION_FROM_TEAM.items()}
+    if args.judge is None or args.judge == team.judge.mode:
+        from_team.update({dest: get(team.judge) for dest, get in JUDGE_FROM_TEAM.items()})
+    _fill_session_options(args, from_team)
+    given = session_config(args)
+    return team.model_copy(update={"clock": given.clock, "notification_verbosity": given.notification_verbosity,
+                                   "reward_mode": given.reward_mode, "judge": given.judge})

@@ -173,6 +173,22 @@ def team_path(text: str | Path) -> Path:
     return path
 
 
+def redacted(config: TeamConfig) -> str:
+    """The team as YAML a user can run again (`--team` accepts it), for `--out`: `${VAR}`
+    references as written; an API key given as a literal value (`--api-key`) is masked."""
+
+    def mask(value: Any, key: str | None = None) -> Any:
+        if isinstance(value, dict):
+            return {k: mask(v, str(k)) for k, v in value.items()}
+        if isinstance(value, list):
+            return [mask(v) for v in value]
+        if key == "api_key" and isinstance(value, str) and ENV_REF.fullmatch(value) is None:
+            return "***"
+        return value
+
+    return yaml.safe_dump(mask(config.model_dump(mode="json")), sort_keys=False, allow_unicode=True)
+
+
 def import_plugin(spec: str) -> object:
     """`package.module` → the module; `package.module:name` → that object of the module."""
     module_name, _, attr = spec.partition(":")
@@ -290,8 +306,15 @@ class _Locator:
 def _schema_problems(exc: ValidationError, where: _Locator) -> list[str]:
     problems: list[str] = []
     union_paths: set[Loc] = set()
-    for err in exc.errors():
+    errors = exc.errors()
+    # a key missing because it is misspelt (`mian:`) is reported once, as the misspelling
+    typos = {(tuple(e["loc"][:-1]), str(e["loc"][-1])) for e in errors if e["type"] == "extra_forbidden"}
+    for err in errors:
         loc = tuple(err["loc"])
+        if err["type"] == "missing" and any(
+            parent == loc[:-1] and difflib.get_close_matches(str(loc[-1]), [key], n=1, cutoff=0.6) for parent, key in typos
+        ):
+            continue
         found, node, complete = where.resolve(loc)
         if not complete and err["type"] != "missing" and any(isinstance(el, str) and "[" in el for el in loc):
             # one message per union (`apps: 'all' | [names]`), not one per branch pydantic tried

@@ -1,0 +1,146 @@
+"""`orchestra teams check|list` and `orchestra run --team` as a user runs them."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+import yaml
+
+from orchestra.cli import main
+from orchestra.teams.loading import shipped_teams
+
+SECRET = "sk-team-test-0123456789-never-in-outputs"
+
+
+@pytest.fixture
+def solo(tmp_path: Path) -> Path:
+    """A team without app-agents: its main agent on the oracle, a secret, and its own session settings."""
+    path = tmp_path / "solo.yaml"
+    path.write_text(textwrap.dedent("""\
+        name: solo
+        description: one agent, by reference to a secret
+        main:
+          scaffold: react
+          model:
+            model: orchestra/oracle
+            api_key: ${TEAM_CLI_SECRET}
+        session:
+          reward_mode: dense
+          clock: {decode_rate_tps: 25}
+        """))
+    return path
+
+
+def test_check_passes_every_shipped_team_and_warns_about_unset_secrets(capsys, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    files = [str(p) for p in shipped_teams()]
+    assert len(files) == 6
+    assert main(["teams", "check", *files]) == 0
+    out, err = capsys.readouterr()
+    lines = out.splitlines()
+    assert len(lines) == 6 and all(line.startswith("OK    ") for line in lines)
+    oracle = next(line for line in lines if "oracle.yaml" in line)
+    assert "main: react orchestra/oracle" in oracle and "app-agents: all apps -> as main" in oracle
+    het = next(line for line in lines if "heterogeneous.yaml" in line)
+    assert "main: react openai/gpt-4o" in het and "tool_calling openai/local @ http://127.0.0.1:8000/v1" in het
+    assert "teams/react.yaml:8: main.model.api_key: environment variable OPENAI_API_KEY is not set" in err
+    assert "oracle.yaml" not in err  # the offline team needs no secret
+    monkeypatch.setenv("OPENAI_API_KEY", "x")
+    assert main(["teams", "check", "react"]) == 0  # a shipped team by name
+    assert "warning" not in capsys.readouterr().err
+
+
+def test_check_reports_each_bad_file_and_exits_2(capsys, tmp_path, solo):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: bad\nmain:\n  model: m\n  scaffold: reactt\n")
+    assert main(["teams", "check", str(solo), str(bad)]) == 2
+    out, err = capsys.readouterr()
+    assert out.splitlines() == [
+        f"OK    {solo}: team solo | main: react orchestra/oracle | no app-agents",
+        f"FAIL  {bad}:4: main.scaffold: unknown scaffold 'reactt' (registered: parallel_tools, react, tool_calling)",
+    ]
+    assert "Traceback" not in err and "2 team file(s): 1 ok, 1 invalid" in err
+
+
+def test_list_names_the_shipped_teams(capsys):
+    assert main(["teams", "list"]) == 0
+    out = capsys.readouterr().out
+    for name in ("oracle", "react", "tool_calling", "parallel_tools", "all_app_agents", "heterogeneous"):
+        assert any(line.startswith(f"{name} ") for line in out.splitlines()), name
+
+
+def test_run_team_never_writes_the_secret_and_keeps_the_teams_session(capsys, tmp_path, solo, scenario_path, monkeypatch):
+    monkeypatch.setenv("TEAM_CLI_SECRET", SECRET)
+    out_dir = tmp_path / "out"
+    scenario = str(scenario_path("starter_time_deadline"))
+    assert main(["run", "--team", str(solo), "--scenarios", scenario, "--judge", "strict", "--json", "--out", str(out_dir)]) == 0
+    stdout, stderr = capsys.readouterr()
+    rec = json.loads(stdout)
+    assert rec["policy"] == "team:solo" and rec["success"] and rec["judge"] == "strict"
+    assert rec["reward_mode"] == "dense"  # from the team file: --reward-mode was not given
+    files = sorted(p.name for p in out_dir.iterdir())
+    assert files == ["starter_time_deadline.json", "team.yaml"]
+    for text in [stdout, stderr] + [p.read_text() for p in out_dir.iterdir()]:
+        assert SECRET not in text
+    used = yaml.safe_load((out_dir / "team.yaml").read_text())
+    assert used["main"]["model"]["api_key"] == "${TEAM_CLI_SECRET}"
+    assert used["session"]["clock"]["decode_rate_tps"] == 25.0 and used["session"]["judge"]["mode"] == "strict"
+    assert used["session"]["reward_mode"] == "dense"
+
+    # what the user gives does override the file, and the team.yaml written runs again
+    again = tmp_path / "again"
+    assert main(["run", "--team", str(out_dir / "team.yaml"), "--scenarios", scenario, "--reward-mode", "binary",
+                 "--decode-rate", "40", "--json", "--out", str(again)]) == 0
+    rec = json.loads(capsys.readouterr().out)
+    assert rec["reward_mode"] == "binary" and rec["judge"] == "strict"
+    used = yaml.safe_load((again / "team.yaml").read_text())
+    assert used["session"]["clock"]["decode_rate_tps"] == 40.0 and used["session"]["reward_mode"] == "binary"
+
+
+def test_run_team_refuses_to_start_without_its_secret(capsys, solo, scenario_path, monkeypatch):
+    monkeypatch.delenv("TEAM_CLI_SECRET", raising=False)
+    assert main(["run", "--team", str(solo), "--scenarios", str(scenario_path("starter_time_deadline"))]) == 2
+    err = capsys.readouterr().err
+    assert f"{solo}:7: main.model.api_key: environment variable TEAM_CLI_SECRET is not set" in err
+    assert "Traceback" not in err
+
+
+def test_run_team_model_override_runs_an_api_team_offline(capsys, tmp_path, scenario_path, monkeypatch):
+    monkeypatch.delenv("TEAM_CLI_UNSET", raising=False)
+    api = tmp_path / "api.yaml"
+    api.write_text("name: api\nmain:\n  scaffold: react\n  model: {model: openai/gpt-4o, api_key: '${TEAM_CLI_UNSET}'}\n")
+    args = ["run", "--team", str(api), "--scenarios", str(scenario_path("starter_search_lookup")), "--json"]
+    assert main([*args, "--model", "orchestra/oracle", "--scaffold", "tool_calling"]) == 0
+    rec = json.loads(capsys.readouterr().out)
+    assert rec["success"] and rec["policy"] == "team:api"
+    assert (rec["agents"][0]["model"], rec["agents"][0]["scaffold"]) == ("orchestra/oracle", "tool_calling")
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--max-steps", "5"], "--max-steps: not with --team"),
+        (["--constrained"], "--constrained: not with --team"),
+        (["--endpoint", "http://127.0.0.1:1/v1"], "--endpoint / --api-key with --team need --model"),
+        (["--scaffold", "nope", "--model", "orchestra/oracle"], "unknown scaffold 'nope'"),
+    ],
+)
+def test_run_team_rejects_options_that_would_be_ignored(capsys, solo, args, message):
+    assert main(["run", "--team", str(solo), "--scenarios", "bundled", *args]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_run_needs_a_team_or_a_model(capsys):
+    assert main(["run", "--scenarios", "bundled"]) == 2
+    assert "give --team FILE, or --model" in capsys.readouterr().err
+
+
+def test_run_with_an_invalid_team_file_exits_2_with_the_located_error(capsys, tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: bad\nmain:\n  model: orchestra/oracle\napp_agents:\n  proportion: 2\n")
+    assert main(["run", "--team", str(bad), "--scenarios", "bundled"]) == 2
+    err = capsys.readouterr().err
+    assert f"{bad}:5: app_agents.proportion: must be between 0 and 1" in err and "Traceback" not in err
