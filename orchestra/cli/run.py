@@ -20,7 +20,7 @@ from orchestra.rollout import AgentConfig, RolloutRecord, execute_all, specs_for
 from orchestra.scenario_files import resolve
 from orchestra.session import SessionConfig
 from orchestra.teams.config import TeamConfig
-from orchestra.teams.loading import TeamFile, read_team, redacted, team_path
+from orchestra.teams.loading import TeamFile, read_team, redacted, team_path, with_judge_key
 
 #: The options that only shape a one-agent run; with `--team` they live in the team file.
 AGENT_ONLY = {"max_steps": "--max-steps", "constrained": "--constrained", "constrained_format": "--constrained-format", "temperature": "--temperature"}
@@ -77,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
         config = _session_for_team(args, team.session)
         team = team.model_copy(update={"session": config})
         team_file.require_secrets(team)  # before any scenario loads: a missing key fails now, by name
-        specs = specs_for(resolve(args.scenarios, **filter_kwargs(args)), team=team, session=config)
+        specs = specs_for(resolve(args.scenarios, **filter_kwargs(args)), team=team, session=with_judge_key(config))
         if args.out:
             args.out.mkdir(parents=True, exist_ok=True)
             (args.out / "team.yaml").write_text(f"# {team_file.path} as run (secrets as references)\n" + redacted(team))
@@ -95,6 +95,7 @@ def run(args: argparse.Namespace) -> int:
         host.scaffold(scaffold)  # fail early on an unknown scaffold
         _fill_session_options(args, {})
         specs = specs_for(resolve(args.scenarios, **filter_kwargs(args)), agent=agent, session=session_config(args))
+
     async def main() -> list[RolloutRecord]:
         outcomes = []
         async for o in execute_all(specs, host=host, concurrency=args.concurrency):

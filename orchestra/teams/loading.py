@@ -37,7 +37,8 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from orchestra.errors import OrchestraError
-from orchestra.models import ENV_REF, ModelConfig, env_refs
+from orchestra.models import ENV_REF, ModelConfig, env_refs, expand_env
+from orchestra.session import SessionConfig
 from orchestra.teams.config import NEVER_APP_AGENTS, TeamConfig
 
 if typing.TYPE_CHECKING:  # pragma: no cover - the host imports every built-in plugin
@@ -171,6 +172,20 @@ def team_path(text: str | Path) -> Path:
         if shipped.exists():
             return shipped
     return path
+
+
+def with_judge_key(session: SessionConfig) -> SessionConfig:
+    """The session with its LLM judge's `${VAR}` api_key expanded. The judge calls litellm itself
+    (not `orchestra.models.complete`), so the key is expanded here, just before the rollouts; it is
+    never written anywhere (`JudgeConfig.api_key` is excluded from every dump and repr)."""
+    key = session.judge.api_key
+    if not key or not env_refs(key):
+        return session
+    try:
+        expanded = expand_env(key, where="session.judge.api_key")
+    except OrchestraError as exc:
+        raise TeamError([str(exc)]) from None
+    return session.model_copy(update={"judge": session.judge.model_copy(update={"api_key": expanded})})
 
 
 def redacted(config: TeamConfig) -> str:
@@ -468,3 +483,4 @@ def _config_refs(config: TeamConfig) -> Iterator[tuple[Loc, str]]:
                 yield from walk(v, (*loc, i))
 
     yield from walk(config.model_dump(exclude_defaults=True), ())
+    yield from walk(config.session.judge.api_key, ("session", "judge", "api_key"))  # excluded from dumps

@@ -295,3 +295,21 @@ def test_shipped_teams_have_the_promised_shapes(host):
     oracle = teams["oracle"]
     assert {oracle.main.model.model, oracle.app_agent("Contacts").model.model} == {"orchestra/oracle"}
     assert not [s for s in read_team(team_path("oracle"), host=lambda plugins: host).secrets]
+
+
+def test_the_llm_judges_key_is_a_reference_too(write, host, monkeypatch):
+    from orchestra.teams.loading import with_judge_key
+
+    monkeypatch.delenv("TEAM_JUDGE_KEY", raising=False)
+    team = read_team(write("""
+        name: x
+        main: {model: orchestra/oracle}
+        session:
+          judge: {mode: llm, model: openai/gpt-4o-mini, api_key: "${TEAM_JUDGE_KEY}"}
+        """), host=lambda plugins: host)
+    with pytest.raises(TeamError, match=r"team\.yaml:4: session\.judge\.api_key: environment variable TEAM_JUDGE_KEY is not set"):
+        team.require_secrets(team.config)
+    monkeypatch.setenv("TEAM_JUDGE_KEY", "sk-judge-secret")
+    session = with_judge_key(team.config.session)
+    assert session.judge.api_key == "sk-judge-secret" and team.config.session.judge.api_key == "${TEAM_JUDGE_KEY}"
+    assert "sk-judge-secret" not in session.model_dump_json() + repr(session)
