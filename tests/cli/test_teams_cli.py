@@ -144,3 +144,44 @@ def test_run_with_an_invalid_team_file_exits_2_with_the_located_error(capsys, tm
     assert main(["run", "--team", str(bad), "--scenarios", "bundled"]) == 2
     err = capsys.readouterr().err
     assert f"{bad}:5: app_agents.proportion: must be between 0 and 1" in err and "Traceback" not in err
+
+
+MAIN_SCRIPT = """\
+- text: "Thought: ask the calendar's agent.\\nAction:\\n{\\"action\\": \\"Calendar__expert_agent\\", \\"action_input\\": {\\"task\\": \\"List my events on 2024-10-15.\\"}}<end_action>"
+- text: "Thought: answer.\\nAction:\\n{\\"action\\": \\"AgentUserInterface__send_message_to_user\\", \\"action_input\\": {\\"content\\": \\"Done.\\"}}<end_action>"
+"""
+CALENDAR_SCRIPT = """\
+- tool_calls: [{name: Calendar__get_calendar_events_from_to, arguments: {start_datetime: "2024-10-15 00:00:00", end_datetime: "2024-10-16 00:00:00"}}]
+- tool_calls: [{name: final_answer, arguments: {answer: "You have two events."}}]
+"""
+
+
+def test_run_team_with_an_app_agent_end_to_end(capsys, tmp_path, scenario_path):
+    """A react main agent delegating to a tool_calling Calendar agent, each on its own scripted model."""
+    (tmp_path / "main.yaml").write_text(MAIN_SCRIPT)
+    (tmp_path / "calendar.yaml").write_text(CALENDAR_SCRIPT)
+    team = tmp_path / "team.yaml"
+    team.write_text(textwrap.dedent(f"""\
+        name: scripted
+        main:
+          scaffold: react
+          model: orchestra/scripted:{tmp_path / "main.yaml"}
+        app_agents:
+          apps: [Calendar]
+          overrides:
+            Calendar:
+              scaffold: tool_calling
+              model: orchestra/scripted:{tmp_path / "calendar.yaml"}
+        """))
+    out_dir = tmp_path / "out"
+    scenario = str(scenario_path("starter_execution_calendar"))
+    assert main(["run", "--team", str(team), "--scenarios", scenario, "--json", "--out", str(out_dir)]) == 0
+    rec = json.loads(capsys.readouterr().out)
+    assert rec["status"] == "ok" and rec["policy"] == "team:scripted"
+    agents = {a["name"]: a for a in rec["agents"]}
+    assert (agents["main"]["scaffold"], agents["Calendar"]["scaffold"], agents["Calendar"]["app"]) == ("react", "tool_calling", "Calendar")
+    assert agents["Calendar"]["model"].endswith("calendar.yaml") and agents["Calendar"]["answer"] == "You have two events."
+    result = json.loads((out_dir / "starter_execution_calendar.json").read_text())
+    [delegation] = result["delegations"]
+    assert (delegation["tool"], delegation["task"], delegation["answer"]) == ("Calendar__expert_agent", "List my events on 2024-10-15.", "You have two events.")
+    assert yaml.safe_load((out_dir / "team.yaml").read_text())["app_agents"]["apps"] == ["Calendar"]
