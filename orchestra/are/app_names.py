@@ -37,6 +37,16 @@ def known_app_names() -> frozenset[str]:
     return frozenset(names)
 
 
+@functools.cache
+def app_aliases() -> dict[str, tuple[str, ...]]:
+    """ARE's class name → the instance names scenarios give that app (`CalendarApp` → `Calendar`;
+    `MessagingAppV2` → `Messages`, `Chats`), from ARE's `APP_ALIAS`."""
+    import_are()
+    from are.simulation.validation.constants import APP_ALIAS
+
+    return {k: (v,) if isinstance(v, str) else tuple(v) for k, v in APP_ALIAS.items() if v}
+
+
 def _initialized_scenario(path: str | Path) -> Any:
     """A scenario imported and initialised as a rollout has it (apps loaded, in the scenario's
     order), without the oracle run: all the Agent2Agent draw looks at."""

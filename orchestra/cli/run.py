@@ -129,6 +129,8 @@ def _team(args: argparse.Namespace) -> tuple[TeamFile, Host, TeamConfig]:
         return hosts[-1]
 
     team_file = read_team(team_path(args.team), host=host_for)
+    for warning in team_file.warnings:
+        print(f"orchestra: warning: {warning}", file=sys.stderr)
     model = ModelConfig(model=args.model, endpoint=args.endpoint, api_key=args.api_key) if args.model else None
     if args.scaffold:
         hosts[-1].scaffold(args.scaffold)  # fail early on an unknown scaffold

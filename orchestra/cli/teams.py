@@ -72,6 +72,8 @@ def run_check(args: argparse.Namespace) -> int:
             print(f"FAIL  {exc}", flush=True)
             continue
         print(f"OK    {team.path}: {summary(team.config)}", flush=True)
+        for warning in team.warnings:
+            print(f"orchestra: warning: {warning}", file=sys.stderr, flush=True)
         for ref in team.unset_secrets():
             where = f"{team.path}:{ref.line}" if ref.line else str(team.path)
             print(f"orchestra: warning: {where}: {ref.path}: environment variable {ref.var} is not set "

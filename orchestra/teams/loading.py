@@ -76,6 +76,8 @@ class TeamFile:
     config: TeamConfig
     plugins: list[object] = field(default_factory=list)
     secrets: list[SecretRef] = field(default_factory=list)
+    #: Things that are valid but probably not meant (an ARE class name where scenarios use another name).
+    warnings: list[str] = field(default_factory=list)
     _positions: dict[Loc, int] = field(default_factory=dict, repr=False)
 
     def where(self, loc: Loc) -> str:
@@ -150,7 +152,7 @@ def read_team(path: str | Path, *, host: Callable[[Sequence[object]], Host] | No
     if problems:
         raise TeamError(problems)
     secrets = [SecretRef(var, _fmt(loc), positions.get(loc)) for loc, var in _node_refs(node)]
-    return TeamFile(path=path, config=config, plugins=plugins, secrets=secrets, _positions=positions)
+    return TeamFile(path=path, config=config, plugins=plugins, secrets=secrets, warnings=_app_warnings(config, where), _positions=positions)
 
 
 def shipped_root() -> Path:
@@ -444,6 +446,24 @@ def _app_problems(config: TeamConfig, where: _Locator) -> list[str]:
         elif listed is not None and app not in listed:
             problems.append(f"{where.at(loc)}: {_fmt(loc)}: override for {app!r}, which is not in app_agents.apps (it would never apply)")
     return problems
+
+
+def _app_warnings(config: TeamConfig, where: _Locator) -> list[str]:
+    """A class name (`CalendarApp`) where Gaia2 scenarios name the app otherwise (`Calendar`): valid
+    for scenarios that use the class name, but on Gaia2's that app would silently stay an app."""
+    if config.app_agents is None:
+        return []
+    from orchestra.are.app_names import app_aliases
+
+    aliases = app_aliases()
+    named: list[tuple[Loc, str]] = [(("app_agents", "apps", i), a) for i, a in enumerate(config.app_agents.apps or []) if config.app_agents.apps != "all"]
+    named += [(("app_agents", "overrides", a), a) for a in config.app_agents.overrides]
+    return [
+        f"{where.at(loc)}: {_fmt(loc)}: {app!r} is ARE's class name; Gaia2 scenarios name this app {' / '.join(map(repr, aliases[app]))} "
+        "(app names are matched against each scenario's app names, as in its tool names)"
+        for loc, app in named
+        if app in aliases
+    ]
 
 
 def _scalars(node: yaml.Node, loc: Loc = ()) -> Iterator[tuple[Loc, yaml.ScalarNode]]:

@@ -313,3 +313,23 @@ def test_the_llm_judges_key_is_a_reference_too(write, host, monkeypatch):
     session = with_judge_key(team.config.session)
     assert session.judge.api_key == "sk-judge-secret" and team.config.session.judge.api_key == "${TEAM_JUDGE_KEY}"
     assert "sk-judge-secret" not in session.model_dump_json() + repr(session)
+
+
+def test_an_are_class_name_where_scenarios_use_another_name_is_a_warning(write, host):
+    team = read_team(write("""
+        name: x
+        main: {model: m}
+        app_agents:
+          apps: [CalendarApp, Emails, MessagingAppV2]
+          overrides:
+            CalendarApp: {scaffold: react}
+        """), host=lambda plugins: host)
+    assert [w.removeprefix(str(team.path)) for w in team.warnings] == [
+        ":4:10: app_agents.apps[0]: 'CalendarApp' is ARE's class name; Gaia2 scenarios name this app 'Calendar' "
+        "(app names are matched against each scenario's app names, as in its tool names)",
+        ":4:31: app_agents.apps[2]: 'MessagingAppV2' is ARE's class name; Gaia2 scenarios name this app 'Messages' / 'Chats' "
+        "(app names are matched against each scenario's app names, as in its tool names)",
+        ":6: app_agents.overrides.CalendarApp: 'CalendarApp' is ARE's class name; Gaia2 scenarios name this app 'Calendar' "
+        "(app names are matched against each scenario's app names, as in its tool names)",
+    ]
+    assert read_team(write(GOOD), host=lambda plugins: host).warnings == []
