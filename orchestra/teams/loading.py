@@ -80,14 +80,6 @@ class TeamFile:
     warnings: list[str] = field(default_factory=list)
     _positions: dict[Loc, int] = field(default_factory=dict, repr=False)
 
-    def where(self, loc: Loc) -> str:
-        """`FILE:LINE` of the deepest node of `loc` present in the file (`FILE` when none is)."""
-        for n in range(len(loc), -1, -1):
-            line = self._positions.get(loc[:n])
-            if line is not None:
-                return f"{self.path}:{line}"
-        return str(self.path)
-
     def unset_secrets(self, config: TeamConfig | None = None) -> list[SecretRef]:
         """References to unset variables, in `config` (default: the file's own; pass the config
         after `--model` overrides, which may have dropped some) — positioned where the file has them."""
@@ -107,7 +99,11 @@ class TeamFile:
             ])
 
     def _line(self, loc: Loc) -> int | None:
-        return self._positions.get(loc)
+        """The line of `loc`, or of its deepest ancestor the file has (`model: x` shorthand)."""
+        for n in range(len(loc), 0, -1):
+            if loc[:n] in self._positions:
+                return self._positions[loc[:n]]
+        return None
 
 
 def load_team(path: str | Path, *, host: Callable[[Sequence[object]], Host] | None = None) -> TeamConfig:
@@ -474,12 +470,18 @@ def _scalars(node: yaml.Node, loc: Loc = ()) -> Iterator[tuple[Loc, yaml.ScalarN
 
 
 def _ref_problems(node: yaml.Node, where: _Locator) -> list[str]:
-    """`${...}` that is not a well-formed reference (`${OPENAI_API_KEY}`) is an error, not a literal."""
+    """`${...}` that is not a well-formed reference (`${OPENAI_API_KEY}`) is an error, not a literal;
+    so is an API key written into the file (secrets come only from the environment)."""
     problems = []
     for loc, scalar in _scalars(node):
-        if isinstance(scalar.value, str) and "${" in ENV_REF.sub("", scalar.value):
+        if scalar.tag != "tag:yaml.org,2002:str":  # `null`, numbers, booleans
+            continue
+        if "${" in ENV_REF.sub("", scalar.value):
             problems.append(f"{where.at(loc)}: {_fmt(loc)}: malformed environment reference in {scalar.value!r} "
                             "(write ${NAME}, NAME made of letters, digits and _)")
+        elif loc and loc[-1] == "api_key" and scalar.value and not env_refs(scalar.value):
+            problems.append(f"{where.at(loc)}: {_fmt(loc)}: an API key written into a team file; secrets come only from the "
+                            "environment: write api_key: ${NAME} and set NAME (a local server at an endpoint needs no api_key)")
     return problems
 
 

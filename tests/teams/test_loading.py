@@ -122,6 +122,11 @@ def test_a_valid_file_loads_with_its_fallbacks(write, host):
             ":3: main.model.api_key: malformed environment reference in '${OPENAI_API_KEY'",
             id="malformed-secret",
         ),
+        pytest.param(
+            "name: x\nmain:\n  model: {model: m, api_key: sk-abc123}\n",
+            ":3: main.model.api_key: an API key written into a team file; secrets come only from the environment: write api_key: ${NAME}",
+            id="literal-secret",
+        ),
     ],
 )
 def test_each_invalid_file_gives_one_located_error(write, host, text, expected):
