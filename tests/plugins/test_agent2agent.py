@@ -390,3 +390,12 @@ def test_a_team_rollout_is_reproducible_byte_for_byte(tmp_path, judge_pool, scen
     assert first.result is not None and second.result is not None
     assert first.result.event_log_sha256 == second.result.event_log_sha256
     assert first.result.event_log == second.result.event_log and first.result.delegations == second.result.delegations
+
+
+def test_a_sampling_seed_reaches_every_agents_model(tmp_path, judge_pool, scenario_path):
+    t = team(f"orchestra/scripted:{main_script(tmp_path, [{'task': TASK}])}", f"orchestra/scripted:{calendar_script(tmp_path)}")
+    capture = Capture()
+    spec = RolloutSpec(scenario=str(scenario_path(SCENARIO)), team=t, seed=7, sample_index=2)
+    record = anyio.run(lambda: execute(spec, host=Host.create([capture], entry_points=False), judge_pool=judge_pool))
+    assert record.result is not None and record.result.success, record.error
+    assert [(a.name, a.model.extra.get("seed")) for a in capture.agents] == [("main", 9), ("Calendar", 9)]
