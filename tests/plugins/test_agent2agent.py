@@ -229,10 +229,11 @@ def test_a_react_app_agent_reads_exactly_what_ares_app_agent_reads(tmp_path, jud
     assert list(app_agent.tools) == list(are_agent.tools)  # the app's tools in ARE's order, then final_answer
 
 
-def test_a_tool_calling_app_agent_gets_ares_app_agent_frame(tmp_path, judge_pool, scenario_path):
+@pytest.mark.parametrize("app_scaffold", ["tool_calling", "parallel_tools"])
+def test_a_native_tool_calling_app_agent_gets_ares_app_agent_frame(app_scaffold, tmp_path, judge_pool, scenario_path):
     from are.simulation.agents.default_agent.prompts.system_prompt import APP_AGENT_HINTS
 
-    t = team(f"orchestra/scripted:{main_script(tmp_path, [{'task': TASK}])}", f"orchestra/scripted:{calendar_script(tmp_path)}", app_scaffold="tool_calling")
+    t = team(f"orchestra/scripted:{main_script(tmp_path, [{'task': TASK}])}", f"orchestra/scripted:{calendar_script(tmp_path)}", app_scaffold=app_scaffold)
     capture = Capture()
     record = run_team(t, scenario_path(SCENARIO), judge_pool, Host.create([capture], entry_points=False))
     assert record.result is not None and record.result.success
