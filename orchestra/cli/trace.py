@@ -102,7 +102,7 @@ def render(spans: list[SpanRow]) -> str:
     trees = []
     for trace_id, members in by_trace.items():
         ids = {s.span_id: s for s in members}
-        roots = []
+        roots: list[SpanRow] = []
         for s in members:
             parent = ids.get(s.parent_id) if s.parent_id else None
             (parent.children if parent is not None else roots).append(s)
