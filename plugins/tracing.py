@@ -60,7 +60,7 @@ started) and `orchestra.sim.duration_s`; on the workflow `orchestra.scenario.id`
 `orchestra.scenario.source`, `orchestra.sample_index` (the run index), `orchestra.seed`,
 `orchestra.policy`, `orchestra.team`, `orchestra.verdict`, `orchestra.reward`,
 `orchestra.reward_mode`, `orchestra.judge`, `orchestra.stop_reason`, `orchestra.turns_completed`;
-on agents `orchestra.agent.role` / `parent` / `scaffold` / `steps` / `stop_reason`; on chat and
+on agents `orchestra.agent.role` / `parent` / `app` / `scaffold` / `steps` / `stop_reason`; on chat and
 tool spans `orchestra.agent.name`. Span events on the agent span: `orchestra.run.start` (a run —
 a turn of the main agent — starts; with content, a sub-agent's task) and `orchestra.notification`
 (each block of environment notifications, user messages or posted messages injected before a
@@ -284,6 +284,8 @@ async def _traced_agent(tracing: Tracing, agent: AgentView, inner: Awaitable[Non
     }
     if agent.parent is not None:
         attributes["orchestra.agent.parent"] = agent.parent
+    if agent.app is not None:  # an Agent2Agent app-agent: the ARE app it serves
+        attributes["orchestra.agent.app"] = agent.app
     if rollout_state is not None:
         attributes["gen_ai.conversation.id"] = rollout_state.conversation_id
         if rollout_state.span is not None and not rollout_state.epoch_set:

@@ -335,3 +335,51 @@ def test_bad_trace_destinations_are_clear_errors(tmp_path):
     (tmp_path / "a_file").write_text("")
     with pytest.raises(TracingError, match="cannot write the trace file"):
         Tracing.from_spec(f"jsonl:{tmp_path / 'a_file' / 'trace.jsonl'}")
+
+
+def test_a_real_team_traces_main_agent_expert_call_and_app_agent(tmp_path, judge_pool, scenario_path, monkeypatch):
+    """The built-in Agent2Agent plugin (a TeamConfig with a Calendar app-agent), scripted models."""
+    from orchestra.session import SessionConfig
+    from orchestra.teams.config import AppAgentsConfig, AppAgentSettings, TeamConfig
+
+    monkeypatch.delenv(CAPTURE_CONTENT_ENV, raising=False)
+    event = {"title": "Q4 roadmap review", "start_datetime": "2024-10-17 14:00:00", "end_datetime": "2024-10-17 15:00:00",
+             "location": "Room 4B", "attendees": ["Priya Shah", "Marcus Lee"]}
+    email = {"recipients": ["priya.shah@example.com", "marcus.lee@example.com"], "subject": "Q4 roadmap review scheduled",
+             "content": "Booked for Thursday 14:00-15:00 in Room 4B."}
+    main_model = "orchestra/scripted:" + write_script(tmp_path, [
+        _react("Calendar__expert_agent", {"task": "Add 'Q4 roadmap review' on 2024-10-17 14:00-15:00 in Room 4B with Priya Shah and Marcus Lee."}),
+        _react("Emails__send_email", email),
+        _react("AgentUserInterface__send_message_to_user", {"content": "Done."}),
+    ], name="main.json")
+    app_model = "orchestra/scripted:" + write_script(tmp_path, [
+        {"tool_calls": [{"name": "Calendar__add_calendar_event", "arguments": event}], "usage": USAGE},
+        {"tool_calls": [{"name": "final_answer", "arguments": {"answer": "Event created."}}], "usage": USAGE},
+    ], name="calendar.json")
+    team = TeamConfig(
+        name="calendar-team",
+        main=AgentConfig(scaffold="react", model=ModelConfig(model=main_model, max_retries=0)),
+        app_agents=AppAgentsConfig(apps=["Calendar"], defaults=AppAgentSettings(scaffold="tool_calling", model=ModelConfig(model=app_model, max_retries=0))),
+    )
+    spec = RolloutSpec(scenario=str(scenario_path("starter_execution_calendar")), team=team, session=SessionConfig())
+    exporter = InMemorySpanExporter()
+    with Tracing(exporter):
+        record = anyio.run(lambda: execute(spec, host=Host.create(entry_points=False), judge_pool=judge_pool))
+    assert record.result is not None and record.result.success, record.error
+
+    spans = exporter.get_finished_spans()
+    named = _by_name(spans)
+    ids = {s.context.span_id: s for s in spans}
+    (workflow,) = named["invoke_workflow calendar-team"]
+    assert workflow.parent is None and workflow.attributes["orchestra.team"] == "calendar-team"
+    assert workflow.attributes["orchestra.policy"] == "team:calendar-team" and workflow.attributes["orchestra.verdict"] is True
+    (main,) = named["invoke_agent main"]
+    (expert,) = named["execute_tool Calendar__expert_agent"]
+    (app_agent,) = named["invoke_agent Calendar"]
+    assert ids[main.parent.span_id] is workflow and ids[expert.parent.span_id] is main and ids[app_agent.parent.span_id] is expert
+    assert app_agent.attributes["orchestra.agent.app"] == "Calendar" and "orchestra.agent.app" not in main.attributes
+    children = sorted(s.name for s in spans if s.parent is not None and ids[s.parent.span_id] is app_agent)
+    assert children == ["chat scripted:" + str(tmp_path / "calendar.json")] * 2 + ["execute_tool Calendar__add_calendar_event", "execute_tool final_answer"]
+    [delegation] = record.result.delegations
+    assert app_agent.attributes["orchestra.sim.duration_s"] == pytest.approx(delegation.duration)
+    assert app_agent.attributes["gen_ai.usage.input_tokens"] == delegation.prompt_tokens
