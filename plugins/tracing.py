@@ -58,7 +58,7 @@ orchestra's own attributes (`orchestra.*`; span timestamps are wall clock, the r
 the simulated clock): on every span `orchestra.sim.start` (simulated seconds since the scenario
 started) and `orchestra.sim.duration_s`; on the workflow `orchestra.scenario.id`,
 `orchestra.scenario.source`, `orchestra.sample_index` (the run index), `orchestra.seed`,
-`orchestra.policy`, `orchestra.team`, `orchestra.verdict`, `orchestra.reward`,
+`orchestra.policy`, `orchestra.team`, `orchestra.perturbation`, `orchestra.verdict`, `orchestra.reward`,
 `orchestra.reward_mode`, `orchestra.judge`, `orchestra.stop_reason`, `orchestra.turns_completed`;
 on agents `orchestra.agent.role` / `parent` / `app` / `scaffold` / `steps` / `stop_reason`; on chat and
 tool spans `orchestra.agent.name`. Span events on the agent span: `orchestra.run.start` (a run —
@@ -238,7 +238,9 @@ def _finish_workflow(tracing: Tracing, span: Span, record: Any) -> None:
 
     span.set_attribute("orchestra.scenario.id", record.scenario_id)
     result = record.result
-    if record.not_applicable:
+    if record.perturbation:
+        span.set_attribute("orchestra.perturbation", record.perturbation)
+    if record.not_applicable:  # a perturbation that cannot apply here: no rollout ran
         span.set_attribute("orchestra.not_applicable", record.not_applicable)
     if result is not None:
         span.set_attributes({

@@ -56,6 +56,14 @@ def test_trace_content_and_replay(capsys, tmp_path, scenario_path):
     assert workflow["name"] == "invoke_workflow oracle" and workflow["attributes"]["orchestra.verdict"] is True
     capsys.readouterr()
 
+    checked = tmp_path / "judge-check.jsonl"
+    assert main(["judge-check", str(scenario_path("starter_execution_calendar")), "--trace", f"jsonl:{checked}"]) == 0
+    workflows = {s["name"]: s["attributes"] for s in _spans(checked)}
+    assert workflows["invoke_workflow oracle"]["orchestra.verdict"] is True
+    assert workflows["invoke_workflow oracle:wrong_arg"]["orchestra.verdict"] is False
+    assert workflows["invoke_workflow oracle:wrong_arg"]["orchestra.perturbation"] == "wrong_arg"
+    capsys.readouterr()
+
 
 def test_trace_file_errors_name_the_file_and_line(capsys, tmp_path):
     missing = tmp_path / "missing.jsonl"
