@@ -76,14 +76,17 @@ def test_run_team_never_writes_the_secret_and_keeps_the_teams_session(capsys, tm
     monkeypatch.setenv("TEAM_CLI_SECRET", SECRET)
     out_dir = tmp_path / "out"
     scenario = str(scenario_path("starter_time_deadline"))
-    assert main(["run", "--team", str(solo), "--scenarios", scenario, "--judge", "strict", "--json", "--out", str(out_dir)]) == 0
+    trace = tmp_path / "trace.jsonl"
+    assert main(["run", "--team", str(solo), "--scenarios", scenario, "--judge", "strict", "--json", "--out", str(out_dir),
+                 "--trace", f"jsonl:{trace}", "--trace-content"]) == 0
     stdout, stderr = capsys.readouterr()
     rec = json.loads(stdout)
     assert rec["policy"] == "team:solo" and rec["success"] and rec["judge"] == "strict"
     assert rec["reward_mode"] == "dense"  # from the team file: --reward-mode was not given
     files = sorted(p.name for p in out_dir.iterdir())
     assert files == ["starter_time_deadline.json", "team.yaml"]
-    for text in [stdout, stderr] + [p.read_text() for p in out_dir.iterdir()]:
+    assert trace.read_text().count("\n") > 3  # spans with content were written
+    for text in [stdout, stderr, trace.read_text()] + [p.read_text() for p in out_dir.iterdir()]:
         assert SECRET not in text
     used = yaml.safe_load((out_dir / "team.yaml").read_text())
     assert used["main"]["model"]["api_key"] == "${TEAM_CLI_SECRET}"
