@@ -69,7 +69,8 @@ def run_check(args: argparse.Namespace) -> int:
             team = read_team(team_path(name), host=host)
         except TeamError as exc:
             failed += 1
-            print(f"FAIL  {exc}", flush=True)
+            for i, problem in enumerate(exc.problems):
+                print(f"{'FAIL' if i == 0 else '':<4}  {problem}", flush=True)
             continue
         print(f"OK    {team.path}: {summary(team.config)}", flush=True)
         for warning in team.warnings:

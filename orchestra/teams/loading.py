@@ -131,7 +131,7 @@ def read_team(path: str | Path, *, host: Callable[[Sequence[object]], Host] | No
     try:
         config = TeamConfig.model_validate(data)
     except ValidationError as exc:
-        raise TeamError(_schema_problems(exc, where)) from None
+        raise TeamError(_by_line(_schema_problems(exc, where), path)) from None
 
     plugins, problems = _import_plugins(config.plugins, where)
     if problems:
@@ -146,9 +146,19 @@ def read_team(path: str | Path, *, host: Callable[[Sequence[object]], Host] | No
         raise TeamError([f"{where.at(('plugins',))}: plugins: the host could not be built with this team's plugins: {exc}"]) from None
     problems = _scaffold_problems(config, registered, where) + _app_problems(config, where) + _ref_problems(node, where)
     if problems:
-        raise TeamError(problems)
+        raise TeamError(_by_line(problems, path))
     secrets = [SecretRef(var, _fmt(loc), positions.get(loc)) for loc, var in _node_refs(node)]
     return TeamFile(path=path, config=config, plugins=plugins, secrets=secrets, warnings=_app_warnings(config, where), _positions=positions)
+
+
+def _by_line(problems: list[str], path: Path) -> list[str]:
+    """Problems in file order (each starts `PATH:LINE[:COL]:`), so a long list reads top to bottom."""
+
+    def key(problem: str) -> list[int]:
+        position = problem.removeprefix(f"{path}:").split(": ", 1)[0]  # "6:20", "6", or "" (no position)
+        return [int(n) for n in position.split(":") if n.isdigit()]
+
+    return sorted(problems, key=key)
 
 
 def shipped_root() -> Path:

@@ -55,13 +55,18 @@ def test_check_passes_every_shipped_team_and_warns_about_unset_secrets(capsys, m
 
 def test_check_reports_each_bad_file_and_exits_2(capsys, tmp_path, solo):
     bad = tmp_path / "bad.yaml"
-    bad.write_text("name: bad\nmain:\n  model: m\n  scaffold: reactt\n")
+    bad.write_text("name: bad\napp_agents:\n  apps: [Calendar]\n  defaults: {scaffold: tool_calling}\nmain:\n  model: m\n  scaffold: reactt\n")
     assert main(["teams", "check", str(solo), str(bad)]) == 2
     out, err = capsys.readouterr()
     assert out.splitlines() == [
         f"OK    {solo}: team solo | main: react orchestra/oracle | no app-agents",
-        f"FAIL  {bad}:4: main.scaffold: unknown scaffold 'reactt' (registered: parallel_tools, react, tool_calling)",
+        f"FAIL  {bad}:7: main.scaffold: unknown scaffold 'reactt' (registered: parallel_tools, react, tool_calling)",
     ]
+    bad.write_text("name: bad\napp_agents:\n  apps: [Calendarr]\nmain:\n  model: m\n  scaffold: reactt\n")
+    assert main(["teams", "check", str(bad)]) == 2
+    lines = capsys.readouterr().out.splitlines()  # every problem, in file order
+    assert lines[0].startswith(f"FAIL  {bad}:3:10: app_agents.apps[0]: unknown app 'Calendarr'; did you mean 'Calendar'?")
+    assert lines[1].startswith(f"      {bad}:6: main.scaffold: unknown scaffold 'reactt'") and len(lines) == 2
     assert "Traceback" not in err and "2 team file(s): 1 ok, 1 invalid" in err
 
 
