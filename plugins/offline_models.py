@@ -193,7 +193,7 @@ def oracle_reply(agent: Any, messages: list[dict[str, Any]], params: dict[str, A
     # and the write still never lands before the judge's window opens.
     lead = max(0.0, _early_tolerance(session) - 1.0)
     groups: list[tuple[str | None, list[Any]]] = []  # (expert tool or None, actions)
-    limit = None if params.get("parallel_tool_calls") else 1
+    limit = None if _parallel(agent, params) else 1
     horizon: float | None = None
     for t, _, action in due:
         expert = _expert_for(agent, action.tool)
@@ -228,6 +228,14 @@ def oracle_reply(agent: Any, messages: list[dict[str, Any]], params: dict[str, A
         calls = [{"name": WAIT_TOOL, "arguments": {"timeout": timeout}}]
         thought = "Nothing to do until the next event."
     return _format(agent, messages, thought, calls)
+
+
+def _parallel(agent: Any, params: dict[str, Any]) -> bool:
+    """Whether the calling scaffold runs several calls per reply: it asked for parallel tool calls,
+    or it is a parallel scaffold asking for constrained JSON (no native tools, no such flag)."""
+    if agent.scaffold.action_format == "react":
+        return False
+    return bool(params.get("parallel_tool_calls")) or bool(getattr(agent.scaffold, "parallel", False))
 
 
 def _early_tolerance(session: Any) -> float:
@@ -378,9 +386,7 @@ def _app_agent_reply(agent: Any, messages: list[dict[str, Any]], params: dict[st
     cursor.absorb(agent)
     remaining = cursor.calls[cursor.next :]
     if remaining:
-        batch = remaining if params.get("parallel_tool_calls") else remaining[:1]
-        if agent.scaffold.action_format == "react":
-            batch = batch[:1]
+        batch = remaining if _parallel(agent, params) else remaining[:1]
         cursor.emitted = len(batch)
         calls = [{"name": c["tool"], "arguments": c["arguments"]} for c in batch]
         return _format(agent, messages, "Next call my task asks for.", calls)
