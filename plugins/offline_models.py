@@ -6,6 +6,16 @@ Registered with litellm like any provider, so scaffolds cannot tell them from a 
   format (ReAct text, or native tool calls — several at once when the scaffold allows parallel
   calls), idling with `SystemApp__wait_for_notification` until the action is due. Usage is
   synthetic and deterministic (characters / 4), so the clock sees plausible token counts.
+  In a team it plays both roles. The main agent's oracle, lacking an app's tools but holding its
+  `<App>__expert_agent`, delegates that app's due actions (consecutive ones of one app in one
+  task, never across an action waiting for another app) with a task text: a sentence naming the
+  calls, then the calls with resolved arguments as JSON after `CALLS_MARKER`. An app-agent's
+  oracle (any sub-agent) acts on its task text alone — one call per step, all at once for
+  parallel scaffolds — and answers through `final_answer` with each call's output and time as
+  JSON after `RESULTS_MARKER`; the main agent's oracle takes later placeholders (ids the
+  app-agent created) and parent times from that answer. A delegated action is sent up to the
+  judge's early tolerance less 1 s before it is due, because the app-agent's own tokens and tool
+  calls pass simulated time before its write; the write still lands inside the judge's window.
 * `orchestra/scripted:<file>` plays back responses from a JSON / JSONL / YAML list. Each entry is
   `{"text": ...}` and/or `{"tool_calls": [{"name": ..., "arguments": {...}}]}`, optionally with
   `"usage": {"prompt_tokens": n, "completion_tokens": m}`; `{"raise": "RateLimitError"}` makes
