@@ -6,6 +6,16 @@ Registered with litellm like any provider, so scaffolds cannot tell them from a 
   format (ReAct text, or native tool calls — several at once when the scaffold allows parallel
   calls), idling with `SystemApp__wait_for_notification` until the action is due. Usage is
   synthetic and deterministic (characters / 4), so the clock sees plausible token counts.
+  In a team it plays both roles. The main agent's oracle, lacking an app's tools but holding its
+  `<App>__expert_agent`, delegates that app's due actions (consecutive ones of one app in one
+  task, never across an action waiting for another app) with a task text: a sentence naming the
+  calls, then the calls with resolved arguments as JSON after `CALLS_MARKER`. An app-agent's
+  oracle (any sub-agent) acts on its task text alone — one call per step, all at once for
+  parallel scaffolds — and answers through `final_answer` with each call's output and time as
+  JSON after `RESULTS_MARKER`; the main agent's oracle takes later placeholders (ids the
+  app-agent created) and parent times from that answer. A delegated action is sent up to the
+  judge's early tolerance less 1 s before it is due, because the app-agent's own tokens and tool
+  calls pass simulated time before its write; the write still lands inside the judge's window.
 * `orchestra/scripted:<file>` plays back responses from a JSON / JSONL / YAML list. Each entry is
   `{"text": ...}` and/or `{"tool_calls": [{"name": ..., "arguments": {...}}]}`, optionally with
   `"usage": {"prompt_tokens": n, "completion_tokens": m}`; `{"raise": "RateLimitError"}` makes
@@ -19,10 +29,14 @@ by rollout id (weakly), and the rollout id travels in the request's litellm `met
 
 from __future__ import annotations
 
+import dataclasses
+import enum
 import json
 import math
+import re
 import weakref
 from collections.abc import Awaitable, Callable, Generator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -107,6 +121,21 @@ def synthetic_usage(messages: list[dict[str, Any]], reply: dict[str, Any]) -> tu
 
 # ------------------------------------------------------------------ the oracle model
 
+#: The line after which a delegated task carries its calls, as a JSON list of {"tool", "arguments"}.
+CALLS_MARKER = "=== CALLS (JSON, in order) ==="
+#: The line after which an app-agent's answer carries each call's result, as a JSON list.
+RESULTS_MARKER = "=== RESULTS (JSON, in order) ==="
+_CALLS_LINE = re.compile(rf"^[ \t]*{re.escape(CALLS_MARKER)}[ \t]*$", re.MULTILINE)
+_RESULTS_LINE = re.compile(rf"^[ \t]*{re.escape(RESULTS_MARKER)}[ \t]*$", re.MULTILINE)
+
+
+@dataclass
+class _Emitted:
+    """One call of the oracle's previous reply: the plan actions it performs, and how."""
+
+    event_ids: list[str]
+    delegated: bool  # an `<App>__expert_agent` call: the app-agent reports each action's result
+
 
 class _OracleCursor:
     def __init__(self, agent: Any) -> None:
@@ -116,21 +145,41 @@ class _OracleCursor:
         self.pending = list(self.plan.actions)
         self.done_at: dict[str, float] = {}
         self.outputs: dict[str, Any] = {}
-        self.emitted: list[str] = []  # event ids emitted in the previous reply, in call order
+        self.emitted: list[_Emitted] = []  # the calls of the previous reply, in call order
         self.seen_records = 0
 
     def absorb(self, agent: Any) -> None:
-        """Learn what happened to the actions emitted last time (their times and outputs)."""
+        """Learn what happened to the actions emitted last time (their times and outputs).
+
+        A delegated call's results come from the app-agent's answer (its results block): the
+        time each call ran and its output, which later placeholders need. An action the answer
+        does not report (the app-agent failed or was told something else) counts as done when the
+        delegation started — the oracle goes on, its placeholders fall back to the oracle run's
+        values, and the judge says what went wrong."""
         if self.emitted and len(agent.records) > self.seen_records:
             outcomes = [o for o in agent.records[-1].outcomes if o.name != WAIT_TOOL]
-            for event_id, outcome in zip(self.emitted, outcomes):
-                self.done_at[event_id] = outcome.sim_time
-                self.outputs[event_id] = outcome.output
+            for emitted, outcome in zip(self.emitted, outcomes):
+                if not emitted.delegated:
+                    self.done_at[emitted.event_ids[0]] = outcome.sim_time
+                    self.outputs[emitted.event_ids[0]] = outcome.output
+                    continue
+                results = parse_results(outcome.output) if outcome.ok else []
+                for i, event_id in enumerate(emitted.event_ids):
+                    result = results[i] if i < len(results) else None
+                    if result is None or not isinstance(result.get("time"), (int, float)):
+                        self.done_at[event_id] = outcome.sim_time
+                        continue
+                    self.done_at[event_id] = float(result["time"])
+                    self.outputs[event_id] = result.get("output")
         self.emitted = []
         self.seen_records = len(agent.records)
 
 
 def oracle_reply(agent: Any, messages: list[dict[str, Any]], params: dict[str, Any]) -> dict[str, Any]:
+    """The oracle's next reply. The main agent follows the scenario's plan; a sub-agent (an
+    app-agent of a team) performs the calls its task text lists (`delegation_task`)."""
+    if agent.role != "main":
+        return _app_agent_reply(agent, messages, params)
     from orchestra.oracle import _env_events, _resolve
 
     cursor = agent.state.get("oracle")
@@ -147,36 +196,215 @@ def oracle_reply(agent: Any, messages: list[dict[str, Any]], params: dict[str, A
         key=lambda d: (d[0], d[1]),
     )
     now = session.now
-    batch: list[Any] = []
-    if due and due[0][0] <= now + 1e-9:
-        limit = None if params.get("parallel_tool_calls") else 1
-        for t, _, action in due:
-            if t > now + 1e-9 or (limit is not None and len(batch) >= limit):
-                break
-            batch.append(action)
-    if batch:
-        for action in batch:
-            cursor.pending.remove(action)
-        cursor.emitted = [a.event_id for a in batch]
-        calls = [{"name": a.tool, "arguments": _resolve(a, values)} for a in batch]
+    # The reply's calls: each is one due action done directly, or consecutive due actions of one
+    # app delegated to that app's expert (the main agent of a team no longer has the app's tools).
+    # A delegated action is sent ahead of its due time by up to the judge's early tolerance (less
+    # a second): the app-agent's own model and tool calls take simulated time before the write,
+    # and the write still never lands before the judge's window opens.
+    lead = max(0.0, _early_tolerance(session) - 1.0)
+    groups: list[tuple[str | None, list[Any]]] = []  # (expert tool or None, actions)
+    limit = None if _parallel(agent, params) else 1
+    horizon: float | None = None
+    for t, _, action in due:
+        expert = _expert_for(agent, action.tool)
+        send_at = t - lead if expert is not None else t
+        if send_at > now + 1e-9:
+            horizon = send_at if horizon is None else min(horizon, send_at)
+            continue
+        if expert is not None and groups and groups[-1][0] == expert:
+            groups[-1][1].append(action)
+            continue
+        if limit is not None and len(groups) >= limit:
+            break
+        groups.append((expert, [action]))
+    if groups:
+        calls = []
+        for expert, actions in groups:
+            for action in actions:
+                cursor.pending.remove(action)
+            cursor.emitted.append(_Emitted([a.event_id for a in actions], delegated=expert is not None))
+            resolved = [{"tool": a.tool, "arguments": _resolve(a, values)} for a in actions]
+            if expert is None:
+                calls.append({"name": resolved[0]["tool"], "arguments": resolved[0]["arguments"]})
+            else:
+                calls.append({"name": expert, "arguments": {"task": delegation_task(resolved)}})
         thought = "Next step of the reference solution."
     else:
-        horizon = due[0][0] if due else session.env.next_event_time()
+        horizon = horizon if horizon is not None else session.env.next_event_time()
         end = session.env.end_time
         if horizon is None:
             horizon = end if end is not None else now + 60
         timeout = max(1, math.ceil(horizon - now))
         calls = [{"name": WAIT_TOOL, "arguments": {"timeout": timeout}}]
         thought = "Nothing to do until the next event."
-    fmt = agent.scaffold.action_format
-    if fmt == "react":
+    return _format(agent, messages, thought, calls)
+
+
+def _parallel(agent: Any, params: dict[str, Any]) -> bool:
+    """Whether the calling scaffold runs several calls per reply: it asked for parallel tool calls,
+    or it is a parallel scaffold asking for constrained JSON (no native tools, no such flag)."""
+    if agent.scaffold.action_format == "react":
+        return False
+    return bool(params.get("parallel_tool_calls")) or bool(getattr(agent.scaffold, "parallel", False))
+
+
+def _early_tolerance(session: Any) -> float:
+    """How early the judge accepts a time-checked action (ARE's `pre_event_tolerance_seconds`)."""
+    judge = session.prepared.judge
+    return float(judge.config.pre_event_tolerance_seconds) if judge is not None else 0.0
+
+
+def _expert_for(agent: Any, tool: str) -> str | None:
+    """The expert tool to delegate `tool` to: when this agent lacks `tool` but has its app's expert."""
+    if tool in agent.tools:
+        return None
+    from orchestra.teams.config import expert_tool_name
+
+    spec = agent.session.tools.get(tool)
+    expert = expert_tool_name(spec.app_name) if spec is not None else None
+    return expert if expert is not None and expert in agent.tools else None
+
+
+def _format(agent: Any, messages: list[dict[str, Any]], thought: str, calls: list[dict[str, Any]]) -> dict[str, Any]:
+    """The calls as the calling scaffold expects them: one ReAct action, or native tool calls."""
+    if agent.scaffold.action_format == "react":
         c = calls[0]
         reply: dict[str, Any] = {"text": f"Thought: {thought}\nAction:\n{json.dumps({'action': c['name'], 'action_input': c['arguments']})}<end_action>"}
-        cursor.emitted = cursor.emitted[:1]
     else:
         reply = {"text": None, "tool_calls": calls}
     reply["usage"] = synthetic_usage(messages, reply)
     return reply
+
+
+# ---- delegation: the task text the main oracle sends, and the answer the app-agent's oracle returns
+
+
+def delegation_task(calls: list[dict[str, Any]]) -> str:
+    """What the main agent's oracle asks an app's expert: the calls in words, then exactly, as JSON.
+
+    The JSON block (after `CALLS_MARKER`, on its own line) is what the app-agent's oracle acts on;
+    the sentence is for a real model serving as the app-agent. Kept short: the main agent's
+    completion tokens move the clock before the app-agent even starts."""
+    names = ", then ".join(c["tool"] for c in calls)
+    return (
+        f"Please call {names}, in this order, with exactly the arguments below; "
+        f"then call final_answer with each call's output.\n{CALLS_MARKER}\n{dump_block(calls)}"
+    )
+
+
+def parse_calls(task: str) -> list[dict[str, Any]]:
+    """The calls a delegated task asks for (the JSON list after `CALLS_MARKER`).
+
+    The task may be wrapped (ARE's app-agent receives `str(AUIMessage)`: header lines before it,
+    `Already read: ...` after it); anything around the block is ignored. Raises ValueError."""
+    return _json_list_after(_CALLS_LINE, task, "calls", required=("tool", "arguments"))
+
+
+def parse_results(answer: Any) -> list[dict[str, Any]]:
+    """The per-call results an app-agent's oracle reported (the JSON list after `RESULTS_MARKER`);
+    empty when the answer has none."""
+    try:
+        return _json_list_after(_RESULTS_LINE, str(answer), "results", required=())
+    except ValueError:
+        return []
+
+
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+
+
+def dump_block(value: Any) -> str:
+    """`value` as compact JSON whose strings hold no raw quote characters (`'` and `"` are
+    `\\u0027` / `\\u0022`), so the block survives ARE's ReAct parser, which turns every `\\"` in an
+    action into `'` (`parse_json_blob`): read back with `'` as the string quote, it is the same JSON."""
+    text = json.dumps(value, default=_json_default, separators=(",", ":"), ensure_ascii=False)
+    return _JSON_STRING.sub(lambda m: '"' + m.group(0)[1:-1].replace('\\"', "\\u0022").replace("'", "\\u0027") + '"', text)
+
+
+def _json_list_after(marker: re.Pattern[str], text: str, what: str, *, required: tuple[str, ...]) -> list[dict[str, Any]]:
+    m = marker.search(text)
+    if m is None:
+        raise ValueError(f"no {what} block (a line {marker.pattern!r} followed by a JSON list)")
+    start = text.find("[", m.end())
+    if start < 0:
+        raise ValueError(f"the {what} block has no JSON list")
+    try:
+        value, _ = json.JSONDecoder().raw_decode(text, start)
+    except ValueError as exc:
+        try:  # the block went through ARE's ReAct parser: its quotes are `'` now (see `dump_block`)
+            value, _ = json.JSONDecoder().raw_decode(text[start:].replace("'", '"'))
+        except ValueError:
+            raise ValueError(f"the {what} block is not valid JSON: {exc}") from None
+    if not isinstance(value, list) or not all(isinstance(v, dict) and all(k in v for k in required) for v in value):
+        raise ValueError(f"the {what} block is a JSON list of objects with {', '.join(required) or 'fields'}")
+    return value
+
+
+def _json_value(value: Any) -> Any:
+    """A tool output as JSON data (ARE returns ids, dicts, dataclasses, enums, ...)."""
+    return json.loads(json.dumps(value, default=_json_default))
+
+
+def _json_default(value: Any) -> Any:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, (set, frozenset, tuple)):
+        return sorted(value, key=str) if isinstance(value, (set, frozenset)) else list(value)
+    return str(value)
+
+
+class _TaskCursor:
+    """An app-agent oracle's progress through the calls its task text asks for."""
+
+    def __init__(self, task: str) -> None:
+        self.error: str | None = None
+        try:
+            self.calls = parse_calls(task)
+        except ValueError as exc:
+            self.calls, self.error = [], str(exc)
+        self.next = 0
+        self.emitted = 0  # how many calls the previous reply made
+        self.results: list[dict[str, Any]] = []
+        self.seen_records = 0
+
+    def absorb(self, agent: Any) -> None:
+        if self.emitted and len(agent.records) > self.seen_records:
+            from orchestra.agent import FINAL_ANSWER_TOOL
+
+            outcomes = [o for o in agent.records[-1].outcomes if o.name != FINAL_ANSWER_TOOL][: self.emitted]
+            for o in outcomes:
+                result = {"tool": o.name, "ok": o.ok, "output": _json_value(o.output), "time": o.sim_time}
+                if not o.ok:
+                    result["error"] = o.error
+                self.results.append(result)
+            self.next += len(outcomes)
+            if len(outcomes) < self.emitted:  # a call did not run (the environment stopped): give up on the rest
+                self.next = len(self.calls)
+        self.emitted = 0
+        self.seen_records = len(agent.records)
+
+
+def _app_agent_reply(agent: Any, messages: list[dict[str, Any]], params: dict[str, Any]) -> dict[str, Any]:
+    """A sub-agent's oracle: the calls listed in its task text — one per step, or all at once
+    for a scaffold with parallel calls — then `final_answer` with each call's result."""
+    from orchestra.agent import FINAL_ANSWER_TOOL
+
+    cursor = agent.state.get("oracle")
+    if cursor is None:
+        cursor = agent.state["oracle"] = _TaskCursor(agent.task or "")
+    cursor.absorb(agent)
+    remaining = cursor.calls[cursor.next :]
+    if remaining:
+        batch = remaining if _parallel(agent, params) else remaining[:1]
+        cursor.emitted = len(batch)
+        calls = [{"name": c["tool"], "arguments": c["arguments"]} for c in batch]
+        return _format(agent, messages, "Next call my task asks for.", calls)
+    if cursor.error is not None:
+        answer = f"I could not do this task: {cursor.error}."
+    else:
+        answer = f"Done: {len(cursor.results)} call(s) made.\n{RESULTS_MARKER}\n{dump_block(cursor.results)}"
+    return _format(agent, messages, "All calls made; reporting back.", [{"name": FINAL_ANSWER_TOOL, "arguments": {"answer": answer}}])
 
 
 # ------------------------------------------------------------------ the scripted model

@@ -1,0 +1,116 @@
+"""Shared by the team oracle tests (not a test module): the teams, a call recorder, one rollout."""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from helpers import REPO, SCENARIOS
+from orchestra.hookspecs import hookimpl
+from orchestra.host import Host
+from orchestra.rollout import RolloutRecord, RolloutSpec, execute
+from orchestra.scenario_files import read_scenario_file
+from orchestra.teams.config import EXPERT_TOOL_SUFFIX, TeamConfig
+
+SCAFFOLDS = ("react", "tool_calling", "parallel_tools")
+ORACLE = "orchestra/oracle"
+#: Every bundled scenario (the 7 starters and the 44-scenario corpus).
+ALL_SCENARIOS = sorted(p for p in SCENARIOS.rglob("*.json") if p.name != "manifest.json")
+#: Apps that stay with the main agent in every team (ARE never turns them into app-agents).
+MAIN_ONLY_APPS = ("AgentUserInterface", "SystemApp", "InternalContacts")
+
+
+def load_shipped_team(name: str) -> TeamConfig:
+    path = REPO / "teams" / f"{name}.yaml"
+    try:
+        from orchestra.teams.loading import load_team
+    except ImportError:  # TODO(teams-config): drop once the team loader and files are on main
+        return _EQUIVALENT[name]
+    return load_team(path)
+
+
+_EQUIVALENT = {
+    "all_app_agents": TeamConfig.model_validate(
+        {"name": "all_app_agents", "main": {"scaffold": "react", "model": "openai/gpt-4o-mini"}, "app_agents": {"proportion": 1.0}}
+    ),
+    "heterogeneous": TeamConfig.model_validate({
+        "name": "heterogeneous", "main": {"scaffold": "react", "model": "openai/gpt-4o"},
+        "app_agents": {"apps": "all", "defaults": {
+            "scaffold": "tool_calling", "model": {"model": "openai/local", "endpoint": "http://127.0.0.1:8000/v1", "max_tokens": 512},
+            "scaffold_options": {"constrained": True, "constrained_format": "llama_cpp.server"},
+        }},
+    }),
+}
+
+
+def with_roles(team: TeamConfig, main: str, app_agents: str) -> TeamConfig:
+    """`team` run by the oracle model: the main agent on scaffold `main`, every app-agent on `app_agents`."""
+    oracle = team.with_overrides(model=ORACLE, scaffold=app_agents)
+    return oracle.model_copy(update={"main": oracle.main.model_copy(update={"scaffold": main})})
+
+
+class CallRecorder:
+    """Every tool call of every agent, per scenario: (agent name, role, tool, arguments, ok).
+
+    Also the main agent's expert tools (which apps app-agents serve in that rollout)."""
+
+    def __init__(self) -> None:
+        self.calls: dict[str, list[tuple[str, str, str, dict[str, Any], bool]]] = defaultdict(list)
+        self.experts: dict[str, set[str]] = defaultdict(set)
+
+    @hookimpl(wrapper=True)
+    def tool_call(self, agent: Any, call: Any) -> Any:
+        inner = yield
+        scenario = agent.session.scenario_id
+        if agent.is_main:
+            self.experts[scenario] |= {n for n in agent.tools if n.endswith(EXPERT_TOOL_SUFFIX)}
+
+        async def recorded() -> Any:
+            outcome = await inner
+            self.calls[scenario].append((agent.name, agent.role, call.name, dict(call.arguments), outcome.ok))
+            return outcome
+
+        return recorded()
+
+
+def oracle_apps(path: Path) -> set[str]:
+    """The apps (other than the user interface and the system app) the scenario's oracle acts on."""
+    events = json.loads(path.read_text(encoding="utf-8"))["events"]
+    return {e["action"]["app"] for e in events if e["class_name"] == "OracleEvent"} - set(MAIN_ONLY_APPS)
+
+
+def run_team(path: Path, team: TeamConfig, host: Host, judge_pool: Any) -> RolloutRecord:
+    file = read_scenario_file(path)
+    spec = RolloutSpec(scenario=str(file.path), team=team)
+    return anyio.run(lambda: execute(spec, host=host, judge_pool=judge_pool, file=file))
+
+
+def app_of(tool: str) -> str:
+    return tool.split("__", 1)[0]
+
+
+def check_delegated(record: RolloutRecord, recorder: CallRecorder) -> int:
+    """Assert the team really delegated: the main agent touched no app an app-agent serves; the
+    app-agents made their app's calls, each one in ARE's log. Returns how many app calls they made."""
+    result = record.result
+    assert result is not None, record.error
+    sid = record.scenario_id
+    served = {t.removesuffix(EXPERT_TOOL_SUFFIX) for t in recorder.experts[sid]}
+    calls = recorder.calls[sid]
+    main_app_calls = [c for c in calls if c[1] == "main" and not c[2].endswith(EXPERT_TOOL_SUFFIX) and app_of(c[2]) not in MAIN_ONLY_APPS]
+    assert not [c for c in main_app_calls if app_of(c[2]) in served], f"{sid}: the main agent called a served app itself"
+    sub_app_calls = [c for c in calls if c[1] == "sub" and c[2] != "final_answer"]
+    assert all(app_of(c[2]) in served for c in sub_app_calls), f"{sid}: an app-agent called another app's tool"
+    assert all(c[4] for c in sub_app_calls), f"{sid}: an app-agent's call failed: {[c for c in sub_app_calls if not c[4]]}"
+    # each app-agent call reached ARE: an AGENT event of that method with those arguments (ARE also
+    # logs calls an app makes inside another, e.g. send_message looking up the conversation)
+    logged = [(e["tool"].split("__", 1)[1], json.dumps(e["args"], sort_keys=True, default=str)) for e in result.event_log if e["type"] == "AGENT"]
+    for c in sub_app_calls:
+        assert (c[2].split("__", 1)[1], json.dumps(c[3], sort_keys=True, default=str)) in logged, f"{sid}: {c} is not in ARE's log"
+    experts_called = [c for c in calls if c[1] == "main" and c[2].endswith(EXPERT_TOOL_SUFFIX)]
+    assert bool(experts_called) == bool(sub_app_calls), f"{sid}: delegations {len(experts_called)}, app-agent calls {len(sub_app_calls)}"
+    return len(sub_app_calls)
