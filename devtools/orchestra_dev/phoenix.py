@@ -17,10 +17,13 @@ start-up error. `PhoenixServer.spans` reads a project's spans through ``GET /v1/
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
+import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 import urllib.error
@@ -80,6 +83,16 @@ def _tail(path: Path, limit: int = 6000) -> str:
     except OSError:
         return "<no server output>"
     return data[-limit:].decode("utf-8", errors="replace").strip() or "<no server output>"
+
+
+def _die_with_parent() -> None:
+    """In the child before exec (Linux): SIGTERM it when the test process dies, so a pytest killed
+    mid-run (CI timeout, ^C twice) never leaves a Phoenix server behind holding its ports."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGTERM)  # 1 = PR_SET_PDEATHSIG
+    except (OSError, AttributeError):  # not Linux: the fixture's teardown is the only stop
+        pass
 
 
 # No proxies: a loopback request must never be routed through $http_proxy.
@@ -236,8 +249,9 @@ class PhoenixServer:
         started = time.monotonic()
         with self._log_path.open("wb") as log:
             self._process = subprocess.Popen(
-                command, cwd=workdir, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, close_fds=True
-            )
+                command, cwd=workdir, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, close_fds=True,
+                preexec_fn=_die_with_parent if sys.platform == "linux" else None,
+            )  # fmt: skip
         deadline = started + self.startup_timeout
         while True:
             code = self._process.poll()
