@@ -48,7 +48,7 @@ from orchestra.are.agent_format import ARE_INVALID_FORMAT_RETRIES
 from orchestra.errors import OrchestraError
 from orchestra.models import ModelConfig, ModelError
 from orchestra.session import SEND_TO_USER_TOOL, Session
-from orchestra.types import AgentLedger, ModelRequest, ModelResponse, StepDecision, StepRecord, ToolCall, ToolOutcome, ToolSpec
+from orchestra.types import AgentLedger, Delegation, ModelRequest, ModelResponse, StepDecision, StepRecord, ToolCall, ToolOutcome, ToolSpec
 
 if TYPE_CHECKING:  # pragma: no cover
     from orchestra.host import Host
@@ -90,6 +90,8 @@ class AgentContext:
     parent: str | None = None
     #: A sub-agent's task (what its parent asked); None for the main agent (its tasks are turns).
     task: str | None = None
+    #: The ARE app an app-agent serves (Agent2Agent); None for the main agent and generic sub-agents.
+    app: str | None = None
     #: The agent's own tool list (the `agent_tools` hook shaped it); default: its scaffold's.
     tools: dict[str, ToolSpec] = field(default_factory=dict)
     rollout_id: str = field(default_factory=lambda: uuid.uuid4().hex)
@@ -100,7 +102,7 @@ class AgentContext:
     state: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        self.ledger.name, self.ledger.role, self.ledger.parent = self.name, self.role, self.parent
+        self.ledger.name, self.ledger.role, self.ledger.parent, self.ledger.app = self.name, self.role, self.parent, self.app
         self.ledger.model = self.model.model
         if not self.tools and self.scaffold is not None:
             self.tools = dict(self.scaffold.tools)
@@ -410,6 +412,7 @@ def make_agent(
     task: str | None = None,
     max_steps: int = DEFAULT_MAX_STEPS,
     tools: dict[str, ToolSpec] | None = None,
+    app: str | None = None,
 ) -> AgentContext:
     """An agent on `session`: its tools (default: the session's ARE tools plus plugin-registered
     tools) shaped by the `agent_tools` hook, then its scaffold built over them."""
@@ -419,7 +422,7 @@ def make_agent(
     base = dict(tools) if tools is not None else {**session.tools, **{n: spec for n, (spec, _) in host.tools.items()}}
     agent = AgentContext(
         name=name, session=session, model=model, scaffold=None, host=host,  # type: ignore[arg-type]  # built below
-        max_steps=max_steps, role=role, parent=parent, task=task, tools=base,
+        max_steps=max_steps, role=role, parent=parent, task=task, tools=base, app=app,
     )
     agent.ledger.scaffold = scaffold
     host.hook.agent_tools(agent=agent, tools=agent.tools)
@@ -438,6 +441,8 @@ async def spawn(
     scaffold_options: dict[str, Any] | None = None,
     tools: dict[str, ToolSpec] | None = None,
     max_steps: int = DEFAULT_SUB_AGENT_MAX_STEPS,
+    app: str | None = None,
+    sent: str | None = None,
 ) -> ToolOutcome:
     """Run a sub-agent on `parent`'s session and clock until it returns; its answer is the outcome.
 
@@ -448,6 +453,10 @@ async def spawn(
     while the parent waits for the outcome. A child that fails — its model fails for good, it
     spends its budget without answering, the environment stops — comes back as a failed outcome
     (`ok=False`, `error` says why); the rollout goes on and is judged as usual.
+
+    Every spawn is recorded on the session as a `Delegation` (caller, callee, the task text `sent`
+    — what the caller wrote, when `task` wraps it — answer or error, simulated start and duration,
+    the callee's steps and tokens); `app` marks an app-agent (Agent2Agent) and its app.
     """
     session = parent.session
     base = name or f"{parent.name}.sub"
@@ -458,11 +467,11 @@ async def spawn(
     child = make_agent(
         session, parent.host, model=model or parent.model, scaffold=scaffold or parent.ledger.scaffold or "tool_calling",
         scaffold_options=scaffold_options, name=unique, role="sub", parent=parent.name, task=task,
-        max_steps=max_steps, tools=tools if tools is not None else dict(parent.tools),
+        max_steps=max_steps, tools=tools if tools is not None else dict(parent.tools), app=app,
     )
     label = call.name if call is not None else "spawn"
     arguments = call.arguments if call is not None else {"task": task}
-    started = session.now
+    started, elapsed = session.now, session.elapsed
     try:
         await run_agent(child)
     except ModelError as exc:
@@ -470,6 +479,21 @@ async def spawn(
         child.stop_reason = "model_error"
     ledger = child.ledger
     if ledger.answer is not None and ledger.error is None:
-        return ToolOutcome(label, arguments, ok=True, output=ledger.answer, sim_time=started)
-    why = ledger.error or f"it stopped without a final answer ({ledger.stop_reason})"
-    return ToolOutcome(label, arguments, ok=False, error=f"sub-agent {child.name!r} failed: {why}", sim_time=started)
+        outcome = ToolOutcome(label, arguments, ok=True, output=ledger.answer, sim_time=started)
+    else:
+        if ledger.error is not None:
+            why = ledger.error
+        elif ledger.stop_reason == "step_budget":
+            why = f"it spent its {child.max_steps}-step budget without calling {FINAL_ANSWER_TOOL}"
+        else:
+            why = f"it stopped without a final answer ({ledger.stop_reason})"
+        outcome = ToolOutcome(label, arguments, ok=False, error=f"sub-agent {child.name!r} failed: {why}", sim_time=started)
+    session.record_delegation(
+        Delegation(
+            caller=parent.name, callee=child.name, tool=label, task=sent if sent is not None else task, ok=outcome.ok,
+            answer=outcome.output if outcome.ok else None, error=outcome.error, app=app,
+            start=round(elapsed, 6), duration=round(session.now - started, 6),
+            steps=ledger.steps, prompt_tokens=ledger.prompt_tokens, completion_tokens=ledger.completion_tokens,
+        )
+    )
+    return outcome

@@ -29,6 +29,7 @@ ENTRY_POINT_GROUP = "orchestra"
 BUILTIN_DIST = "orchestra-agents"
 #: The built-in plugins, registered first and in this order (name, module).
 BUILTIN_PLUGINS: tuple[tuple[str, str], ...] = (
+    ("agent2agent", "orchestra.plugins.agent2agent"),
     ("builtin_scaffolds", "orchestra.plugins.builtin_scaffolds"),
     ("clock", "orchestra.plugins.clock"),
     ("drivers", "orchestra.plugins.drivers"),

@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from orchestra.agent import make_agent, run_agent
 from orchestra.are.judge_pool import JudgePool
 from orchestra.errors import OrchestraError
-from orchestra.host import Host
+from orchestra.host import Host, PluginError
 from orchestra.models import ModelError
 from orchestra.perturbations import PerturbationKind
 from orchestra.scenario_files import ScenarioFile, resolve
@@ -140,6 +140,7 @@ async def run_spec(rs: RolloutSpec, *, host: Host, judge_pool: JudgePool | None,
     file = scenario_file or ScenarioFile(rs.scenario)
     record = _blank(rs, file)
     try:
+        check_scaffolds(rs, host)  # a typo'd scaffold fails here, before the scenario is even loaded
         with Session.open(file, rs.session, judge_pool=judge_pool) as session:
             record.scenario_id = session.scenario_id
             trace = None
@@ -173,6 +174,26 @@ async def run_spec(rs: RolloutSpec, *, host: Host, judge_pool: JudgePool | None,
     except Exception as exc:  # keep the batch going; the message names the scenario
         record.error = _describe(exc, file)
     return record
+
+
+def check_scaffolds(spec: RolloutSpec, host: Host) -> None:
+    """Every scaffold the spec's agents may use is registered (`PluginError` naming the agent and
+    the scaffold otherwise): the main agent's and, for a team, the app-agents' default and every
+    per-app override — also for apps a given scenario lacks, so a typo fails up front, never
+    depending on which scenario runs or whether an expert is ever called."""
+    wanted: list[tuple[str, str]] = []
+    if spec.team is not None:
+        team = spec.team
+        wanted.append(("the main agent", team.main.scaffold))
+        if team.app_agents is not None:
+            wanted.append(("app_agents.defaults", team.app_agents.defaults.scaffold or team.main.scaffold))
+            wanted += [(f"app_agents.overrides.{app}", team.app_agent(app).scaffold) for app in team.app_agents.overrides]
+    elif spec.agent is not None:
+        wanted.append(("the agent", spec.agent.scaffold))
+    for who, scaffold in wanted:
+        if scaffold not in host.scaffolds:
+            where = f"team {spec.team.name!r}, " if spec.team is not None else ""
+            raise PluginError(f"{where}{who}: unknown scaffold {scaffold!r}; registered: {', '.join(sorted(host.scaffolds)) or 'none'}")
 
 
 async def _run_agent_policy(session: Session, config: AgentConfig, host: Host, record: RolloutRecord) -> None:

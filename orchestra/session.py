@@ -40,7 +40,7 @@ from orchestra.clock import ClockConfig
 from orchestra.errors import SessionError
 from orchestra.judges import JudgeConfig, JudgeUsage
 from orchestra.scenario_files import ScenarioFile
-from orchestra.types import AgentLedger, Notification, ToolOutcome, ToolSpec
+from orchestra.types import AgentLedger, Delegation, Notification, ToolOutcome, ToolSpec
 
 if TYPE_CHECKING:  # pragma: no cover - the team config imports this module
     from orchestra.teams.config import TeamConfig
@@ -104,6 +104,8 @@ class RolloutResult(BaseModel):
     judge_checks: list[dict[str, Any]] = Field(default_factory=list)
     #: One ledger per agent that ran in this rollout (main first, then sub-agents in start order).
     agents: list[AgentLedger] = Field(default_factory=list)
+    #: Every task an agent handed to a sub-agent (an app-agent's expert call included), in the order they finished.
+    delegations: list[Delegation] = Field(default_factory=list)
 
 
 class Session:
@@ -123,6 +125,8 @@ class Session:
         self._judge_usage_before = are_judges.usage_snapshot(prepared.judge)
         #: Every agent that ran on this session, by name (their ledgers go into the result).
         self.ledgers: dict[str, AgentLedger] = {}
+        #: Every delegation to a sub-agent, in the order they finished (`orchestra.agent.spawn` records them).
+        self.delegations: list[Delegation] = []
         #: Per-agent mailboxes. ARE's notification system feeds the main agent (`MAIN_AGENT`);
         #: any other agent only sees what is posted to it (`post`).
         self._mailboxes: dict[str, list[Notification]] = {}
@@ -253,6 +257,10 @@ class Session:
         if ledger.name in self.ledgers and self.ledgers[ledger.name] is not ledger:
             raise SessionError(f"{self.scenario_id}: an agent named {ledger.name!r} already runs on this session")
         self.ledgers[ledger.name] = ledger
+
+    def record_delegation(self, delegation: Delegation) -> None:
+        """A sub-agent finished a task it was handed; it goes into the result's `delegations`."""
+        self.delegations.append(delegation)
 
     def charge_model(self, prompt_tokens: int, completion_tokens: int) -> float:
         """Charge one model call to the clock; returns the simulated seconds it cost.
@@ -421,6 +429,7 @@ class Session:
             judge_usage=verdict.usage,
             judge_checks=verdict.checks,
             agents=[replace(ledger) for ledger in self.ledgers.values()],
+            delegations=[replace(d) for d in self.delegations],
         )
         return self._result
 

@@ -177,6 +177,38 @@ class AgentLedger:
     error: str | None = None
     #: A sub-agent's final answer (what its parent got back as the tool outcome).
     answer: str | None = None
+    #: The ARE app an app-agent serves (Agent2Agent: its tools are that app's); None for the main
+    #: agent and for generic sub-agents.
+    app: str | None = None
+
+
+@dataclass
+class Delegation:
+    """One task an agent handed to a sub-agent (`orchestra.agent.spawn`), and what came back."""
+
+    #: The calling agent's name.
+    caller: str
+    #: The sub-agent's (unique) name.
+    callee: str
+    #: The tool the caller called (`<App>__expert_agent`), or "spawn" for a direct spawn.
+    tool: str
+    #: The task text as the caller wrote it (before any wrapping the callee sees).
+    task: str
+    ok: bool
+    #: The answer returned (ok), else None.
+    answer: str | None = None
+    #: Why the delegation failed (not ok), else None.
+    error: str | None = None
+    #: The ARE app the callee serves (Agent2Agent), None for a generic sub-agent.
+    app: str | None = None
+    #: Simulated seconds since the scenario started, when the call began.
+    start: float = 0.0
+    #: Simulated seconds the callee ran (its model and tool calls, while the caller waited).
+    duration: float = 0.0
+    #: The callee's iterations and tokens.
+    steps: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
 
 
 class AgentView(Protocol):
@@ -189,6 +221,8 @@ class AgentView(Protocol):
     name: str
     role: str
     parent: str | None
+    #: The ARE app an app-agent serves; None for the main agent and generic sub-agents.
+    app: str | None
     #: Unique per agent run (offline models key their per-agent state by it).
     rollout_id: str
     task: str | None

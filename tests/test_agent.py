@@ -154,7 +154,7 @@ def test_spawn_without_a_final_answer_is_a_failed_outcome(tmp_path, judge_pool, 
     with Session.open(scenario_path("starter_search_lookup"), judge_pool=judge_pool) as s:
         main = make_agent(s, host, model=ModelConfig(model="orchestra/oracle"), scaffold="tool_calling")
         outcome = anyio.run(lambda: spawn(main, "look around", model=ModelConfig(model=f"orchestra/scripted:{script}"), max_steps=3))
-        assert not outcome.ok and "stopped without a final answer (step_budget)" in (outcome.error or "")
+        assert not outcome.ok and "spent its 3-step budget without calling final_answer" in (outcome.error or "")
         assert s.ledgers["main.sub"].steps == 3 and s.notifications("main.sub") == []
 
 

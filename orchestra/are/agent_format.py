@@ -88,16 +88,30 @@ class _PlainTool:
 
 def are_agent_tools(app_tools: dict[str, Any], extra: dict[str, ToolSpec] | None = None) -> dict[str, Any]:
     """The tools as ARE's default agent holds them: `AppToolAdapter(app_tool)` per ARE app tool
-    (in ARE's order), then any plugin tools; keyed by the name the model sees."""
+    (in ARE's order), then the other tools; keyed by the name the model sees.
+
+    Tools ARE has its own object for are ARE's: an app's `<App>__expert_agent` (Agent2Agent) is
+    `AppToolAdapter` over ARE's `AppAgent` tool, `final_answer` is ARE's `FinalAnswerTool` (what
+    ARE's app-agents hold); any other plugin tool is described from its `ToolSpec`."""
     import_are()
+    from are.simulation.agents.default_agent.default_tools import FinalAnswerTool
     from are.simulation.tool_utils import AppToolAdapter
+
+    from orchestra.are.agent2agent import expert_app_tool, is_expert_spec
 
     out: dict[str, Any] = {}
     for tool in app_tools.values():
         adapter = AppToolAdapter(tool)
         out[adapter.name] = adapter
     for name, spec in (extra or {}).items():
-        out.setdefault(name, _PlainTool(spec))
+        if name in out:
+            continue
+        if is_expert_spec(spec):
+            out[name] = AppToolAdapter(expert_app_tool(spec.app_name))
+        elif name == FinalAnswerTool.name:
+            out[name] = FinalAnswerTool()
+        else:
+            out[name] = _PlainTool(spec)
     return out
 
 
