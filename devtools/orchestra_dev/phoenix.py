@@ -187,7 +187,7 @@ class PhoenixServer:
             if not cursor:
                 return found
 
-    def wait_for_spans(self, project: str, count: int, timeout: float = 60.0) -> list[dict[str, Any]]:
+    def wait_for_spans(self, project: str, count: int, timeout: float = 120.0) -> list[dict[str, Any]]:
         """The spans of `project` once at least `count` have been stored (Phoenix inserts in the background).
 
         Raises `PhoenixError` naming how many arrived when `timeout` passes first.
