@@ -39,6 +39,8 @@ BUILTIN_PLUGINS: tuple[tuple[str, str], ...] = (
     ("session_tools", "orchestra.plugins.session_tools"),
     ("subagents", "orchestra.plugins.subagents"),
     ("termination", "orchestra.plugins.termination"),
+    # last: its wrappers are the outermost (a tool span includes the clock's charge)
+    ("tracing", "orchestra.plugins.tracing"),
 )
 
 

@@ -25,11 +25,11 @@ from orchestra.agent import make_agent, run_agent
 from orchestra.are.judge_pool import JudgePool
 from orchestra.errors import OrchestraError
 from orchestra.host import Host, PluginError
-from orchestra.models import ModelError
+from orchestra.models import ModelConfig, ModelError
 from orchestra.perturbations import PerturbationKind
 from orchestra.scenario_files import ScenarioFile, resolve
 from orchestra.session import RolloutResult, Session, SessionConfig
-from orchestra.teams.config import AgentConfig, TeamConfig
+from orchestra.teams.config import AgentConfig, AppAgentSettings, TeamConfig
 from orchestra.types import AgentLedger
 
 
@@ -53,7 +53,9 @@ class RolloutSpec(BaseModel):
     team: TeamConfig | None = Field(None, description="a team (main agent + app-agents); its `main` is the main agent")
     oracle: OracleConfig | None = None
     session: SessionConfig = Field(default_factory=SessionConfig, description="clock, notifications, duration, judge, reward mode")
-    seed: int | None = Field(None, description="sampling seed: sent to the agent's model as `seed + sample_index` (OpenAI-style `seed`) when set")
+    seed: int | None = Field(
+        None, description="sampling seed: sent to every agent's model (a team's app-agents too) as `seed + sample_index` (OpenAI-style `seed`) when set"
+    )
     sample_index: int = Field(0, ge=0, description="which sample of this scenario (several rollouts of one spec)")
 
     @model_validator(mode="after")
@@ -144,13 +146,18 @@ async def run_spec(rs: RolloutSpec, *, host: Host, judge_pool: JudgePool | None,
         with Session.open(file, rs.session, judge_pool=judge_pool) as session:
             record.scenario_id = session.scenario_id
             trace = None
-            if rs.team is not None:
-                session.team = rs.team
+            team = rs.team
             agent_config = rs.main_agent
+            if rs.seed is not None:  # sampling seed per sample: the same spec, different samples — every agent's model
+                seed = rs.seed + rs.sample_index
+                if team is not None:
+                    team = _seeded_team(team, seed)
+                    agent_config = team.main
+                elif agent_config is not None:
+                    agent_config = agent_config.model_copy(update={"model": _seeded(agent_config.model, seed)})
+            if team is not None:
+                session.team = team  # the Agent2Agent plugin reads it (app-agents' settings)
             if agent_config is not None:
-                if rs.seed is not None:  # sampling seed per sample: the same spec, different samples
-                    model = agent_config.model.model_copy(update={"extra": {**agent_config.model.extra, "seed": rs.seed + rs.sample_index}})
-                    agent_config = agent_config.model_copy(update={"model": model})
                 await _run_agent_policy(session, agent_config, host, record)
             else:
                 assert rs.oracle is not None
@@ -174,6 +181,25 @@ async def run_spec(rs: RolloutSpec, *, host: Host, judge_pool: JudgePool | None,
     except Exception as exc:  # keep the batch going; the message names the scenario
         record.error = _describe(exc, file)
     return record
+
+
+def _seeded(model: ModelConfig, seed: int) -> ModelConfig:
+    return model.model_copy(update={"extra": {**model.extra, "seed": seed}})
+
+
+def _seeded_team(team: TeamConfig, seed: int) -> TeamConfig:
+    """`team` with `seed` sent by every agent's model: the main agent's, the app-agents' defaults and
+    overrides (an app-agent without a model of its own uses the main agent's, seeded too)."""
+    main = team.main.model_copy(update={"model": _seeded(team.main.model, seed)})
+    app_agents = team.app_agents
+    if app_agents is not None:
+        def seed_settings(settings: AppAgentSettings) -> AppAgentSettings:
+            return settings if settings.model is None else settings.model_copy(update={"model": _seeded(settings.model, seed)})
+
+        app_agents = app_agents.model_copy(
+            update={"defaults": seed_settings(app_agents.defaults), "overrides": {app: seed_settings(s) for app, s in app_agents.overrides.items()}}
+        )
+    return team.model_copy(update={"main": main, "app_agents": app_agents})
 
 
 def check_scaffolds(spec: RolloutSpec, host: Host) -> None:

@@ -7,7 +7,10 @@ are/simulation/agents/default_agent/) would show it, produced by ARE's own code 
 function for it:
 
 * the system prompt: ARE's JSON ReAct prompt, filled in ARE's order, tool list rendered by ARE's
-  tool-box template over `AppToolAdapter`s, then ARE's `"{content}\\n"` message template;
+  tool-box template over `AppToolAdapter`s, then ARE's `"{content}\\n"` message template; a
+  sub-agent (role "sub", e.g. an Agent2Agent app-agent) gets ARE's app-agent prompt instead
+  (`DEFAULT_ARE_SIMULATION_APP_AGENT_REACT_JSON_SYSTEM_PROMPT`: no notifications, date or scenario
+  prompt; its tools, ARE's `FinalAnswerTool` last);
 * the output: `True`/`False` lowercased in the whole text and cut at `<end_action>` /
   `Observation:` client-side, as ARE's `LiteLLMEngine` does (no stop sequences are sent unless
   `server_stop`); stored as the assistant message `"<output>\\n"`;
@@ -66,6 +69,8 @@ class ReactScaffold(Scaffold):
         self.messages = [{"role": "system", "content": self.templates["system_prompt"].format(content=self.system_prompt(agent))}]
 
     def system_prompt(self, agent: AgentContext) -> str:
+        if not agent.is_main:  # a sub-agent (an Agent2Agent app-agent): ARE's app-agent prompt
+            return agent_format.are_app_agent_react_system_prompt(self.are_tools)
         s = agent.session
         return agent_format.are_react_system_prompt(s.env, s.scenario, self.are_tools)
 

@@ -2,7 +2,10 @@
 
 Tools are passed as OpenAI function schemas generated from ARE's app tool signatures
 (`orchestra.tool_schemas` — ARE's own `to_open_ai()` is not a valid JSON Schema). The system
-prompt keeps ARE's general and environment instructions (tools, notification policy, date).
+prompt keeps ARE's general and environment instructions (tools, notification policy, date); a
+sub-agent's (role "sub", e.g. an Agent2Agent app-agent) is ARE's app-agent frame instead — ARE's
+general instructions, its own sub-agent rules (answer through `final_answer`) and ARE's environment
+instructions with ARE's app-agent hints, without notification policy or date.
 
 With `constrained=True` (small local models behind llama.cpp & co.) no native tools are sent:
 the server is asked to emit `{"name": <tool>, "arguments": {...}}` JSON restricted to the real
@@ -14,6 +17,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from orchestra.agent import FINAL_ANSWER_TOOL
 from orchestra.are import agent_format
 from orchestra.scaffold import Scaffold, render_tool_list
 from orchestra.tool_schemas import action_union_schema, openai_tool
@@ -31,6 +35,15 @@ Rules:
 - To talk to the user, call {answer} — only when the task is fully done, or to ask for a needed clarification.
 - Use the exact tool names and argument names of the tool descriptions; arguments must be valid JSON.
 - Tool results come back as messages; never invent them."""
+#: A sub-agent's instructions (an Agent2Agent app-agent, or any agent started by `spawn`): it
+#: answers the agent that gave it the task, through `final_answer`, not the user.
+SUB_AGENT_INSTRUCTIONS = """You are an expert assistant who solves tasks by calling tools (functions).
+
+Rules:
+- Every reply must call {how}. Plain text replies are not seen by anyone.
+- When the task is done — or you cannot do more — call {answer} with your answer; the agent that gave you the task reads only that.
+- Use the exact tool names and argument names of the tool descriptions; arguments must be valid JSON.
+- Tool results come back as messages; never invent them."""
 
 
 class ToolCallingScaffold(Scaffold):
@@ -40,10 +53,19 @@ class ToolCallingScaffold(Scaffold):
 
     def system_prompt(self, agent: AgentContext) -> str:
         how = "one or more tools (they run in order)" if self.parallel else "exactly one tool"
+        tool_list = render_tool_list(self.tools)
+        if not agent.is_main:  # ARE's app-agent frame: its hints, no notifications, date or scenario prompt
+            instructions = SUB_AGENT_INSTRUCTIONS.format(how=how, answer=FINAL_ANSWER_TOOL)
+            return agent_format.are_app_agent_system_prompt(agent_instructions=instructions, tool_descriptions=tool_list)
         s = agent.session
         return agent_format.are_system_prompt(
-            s.env, s.scenario, agent_instructions=INSTRUCTIONS.format(how=how, answer=ANSWER_TOOL), tool_descriptions=render_tool_list(self.tools)
+            s.env, s.scenario, agent_instructions=INSTRUCTIONS.format(how=how, answer=ANSWER_TOOL), tool_descriptions=tool_list
         )
+
+    @property
+    def answer_tool(self) -> str:
+        """How this agent ends its work: the user's tool, or `final_answer` for a sub-agent."""
+        return FINAL_ANSWER_TOOL if FINAL_ANSWER_TOOL in self.tools and ANSWER_TOOL not in self.tools else ANSWER_TOOL
 
     def request(self, agent: AgentContext) -> ModelRequest:
         req = super().request(agent)
@@ -66,7 +88,8 @@ class ToolCallingScaffold(Scaffold):
             if error:
                 return [], error
         if not calls:
-            return [], f"You replied with text only. Call a tool; to answer the user call {ANSWER_TOOL}."
+            how = f"to answer the user call {ANSWER_TOOL}" if self.answer_tool == ANSWER_TOOL else f"to finish call {FINAL_ANSWER_TOOL}"
+            return [], f"You replied with text only. Call a tool; {how}."
         for i, call in enumerate(calls):
             if not call.id:
                 call.id = f"call_{i}"

@@ -11,7 +11,8 @@ importing ARE lazily (importing `orchestra` never imports ARE):
   stepped event by event instead of by its wall-clock thread;
 * `judge_pool`: ARE's scripted judge, built once and reused; `judges`: the scripted, llm and strict modes;
 * `ids`: id determinism (app seeds from sha256, `uuid4` record ids inside a rollout's calls into ARE);
-* `tools`: ARE's app tools as `ToolSpec`s; `agent_format`: ARE's default agent's prompt, parser and texts;
+* `tools`: ARE's app tools as `ToolSpec`s; `agent_format`: ARE's default agent's prompt, parser and texts
+  (and its app-agent prompt); `agent2agent`: ARE's `AppAgent` expert tool, task text and logged event;
 * `default_agent`, `orchestra_agent`, `agent_parity`, `policy`: ARE's own agent, for parity checks.
 
 Nothing here patches ARE: what changes are attributes of objects orchestra owns (the environment's

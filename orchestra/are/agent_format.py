@@ -50,6 +50,48 @@ def are_system_prompt(env: DrivenEnvironment, scenario: Any, *, agent_instructio
 
 
 
+def are_app_agent_system_prompt(*, agent_instructions: str, tool_descriptions: str) -> str:
+    """ARE's app-agent prompt frame (`DEFAULT_ARE_SIMULATION_APP_AGENT_REACT_JSON_SYSTEM_PROMPT`'s
+    recipe) around another scaffold's agent instructions: ARE's general instructions, the given
+    instructions, ARE's environment instructions with `APP_AGENT_HINTS`, the notification, time and
+    reminder placeholders removed (`format_app_agent_system_prompt`), then the tool list."""
+    import_are()
+    from are.simulation.agents.default_agent.prompts.system_prompt import (
+        APP_AGENT_HINTS,
+        ARE_SIMULATION_ENVIRONMENT_INSTRUCTIONS,
+        GENERAL_SYSTEM_PROMPT_TEMPLATE,
+        SYSTEM_PROMPT_TEMPLATE,
+        format_app_agent_system_prompt,
+    )
+
+    prompt = format_app_agent_system_prompt(
+        SYSTEM_PROMPT_TEMPLATE.format(
+            general_instructions=GENERAL_SYSTEM_PROMPT_TEMPLATE,
+            agent_instructions=agent_instructions,
+            environment_instructions=ARE_SIMULATION_ENVIRONMENT_INSTRUCTIONS.format(environment_hints=APP_AGENT_HINTS),
+        )
+    )
+    return str(prompt).replace("<<tool_descriptions>>", tool_descriptions)
+
+
+def are_app_agent_react_system_prompt(tools: dict[str, Any]) -> str:
+    """What ARE's app-agent shows its model (`AppAgentConfigBuilder.build("default_app_agent")`, then
+    `BaseAgent.initialize`): `DEFAULT_ARE_SIMULATION_APP_AGENT_REACT_JSON_SYSTEM_PROMPT` — no
+    notification policy, date or scenario prompt — with its tools filled in by
+    `update_system_prompt_with_tools`. `tools` as `are_agent_tools` builds them (the app's
+    `AppToolAdapter`s, then ARE's `FinalAnswerTool`)."""
+    import_are()
+    from are.simulation.agents.default_agent.base_agent import (
+        update_system_prompt_with_tools,
+    )
+    from are.simulation.agents.default_agent.prompts.system_prompt import (
+        DEFAULT_ARE_SIMULATION_APP_AGENT_REACT_JSON_SYSTEM_PROMPT,
+    )
+
+    prompts = update_system_prompt_with_tools({"system_prompt": str(DEFAULT_ARE_SIMULATION_APP_AGENT_REACT_JSON_SYSTEM_PROMPT)}, list(tools.values()))
+    return "\n\n".join(str(p) for p in prompts.values())
+
+
 # --------------------------------------------------------------------------------------------
 # ARE's default agent (JSON ReAct): its tools, parsing and messages, reused verbatim
 # --------------------------------------------------------------------------------------------

@@ -8,10 +8,11 @@ import sys
 from collections.abc import Sequence
 
 from orchestra import __version__
-from orchestra.cli import judge_check, parity_agent, plugins, replay, run, scenarios
+from orchestra.cli import judge_check, parity_agent, plugins, replay, run, scenarios, trace
+from orchestra.cli._trace import tracing_from_args
 from orchestra.errors import OrchestraError
 
-COMMANDS = (replay, judge_check, run, scenarios, plugins, parity_agent)
+COMMANDS = (replay, judge_check, run, scenarios, plugins, parity_agent, trace)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -36,7 +37,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     configure_logging(args.verbose)
     try:
-        return int(args.func(args) or 0)
+        with tracing_from_args(args):  # a no-op unless the command has --trace and it (or OTEL_TRACES_EXPORTER) is set
+            return int(args.func(args) or 0)
     except OrchestraError as exc:
         print(f"orchestra: error: {exc}", file=sys.stderr)
         return 2

@@ -45,6 +45,7 @@ def outcome_record(o: RolloutRecord) -> dict[str, Any]:
             judge=r.judge,
             judge_usage=r.judge_usage.model_dump() if r.judge_usage is not None else None,
             agents=[vars(a) for a in r.agents],
+            delegations=[vars(d) for d in r.delegations],
         )
         if o.note:
             rec["perturbation_note"] = o.note
@@ -65,6 +66,9 @@ def outcome_line(o: RolloutRecord, id_width: int = 36) -> str:
     text = f"{label:<{id_width}}  {verdict:<5}  reward={r.reward:.2f}  sim={r.sim_seconds:8.1f}s"
     if not o.policy.startswith("oracle"):
         text += f"  steps={r.steps:<3} tokens={r.prompt_tokens}+{r.completion_tokens}"
+    if o.policy.startswith("team:") or r.delegations:  # who did what: the compact team summary
+        failed = sum(not d.ok for d in r.delegations)
+        text += f"  agents={len(r.agents)} delegations={len(r.delegations)}" + (f" ({failed} failed)" if failed else "")
     text += f"  judge={r.judge}"
     return text + (f"  error: {r.error}" if r.error else "")
 

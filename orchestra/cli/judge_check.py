@@ -16,6 +16,7 @@ from pathlib import Path
 
 from orchestra.cli._output import emit_json, outcome_record, write_outcome
 from orchestra.cli._sources import SOURCE_HELP, add_filter_options, filter_kwargs
+from orchestra.cli._trace import add_trace_options
 from orchestra.cli.replay import add_session_options, session_config
 from orchestra.errors import OrchestraError
 from orchestra.perturbations import KINDS, PerturbationKind
@@ -33,6 +34,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help="one JSON object per rollout, with `expected` and `as_expected`")
     add_session_options(p)
     add_filter_options(p)
+    add_trace_options(p)
     p.set_defaults(func=run)
 
 

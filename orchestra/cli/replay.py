@@ -9,6 +9,7 @@ from pathlib import Path
 from orchestra.cli._judge import add_judge_options, judge_config
 from orchestra.cli._output import emit_json, outcome_line, outcome_record, write_outcome
 from orchestra.cli._sources import SOURCE_HELP, add_filter_options, filter_kwargs
+from orchestra.cli._trace import add_trace_options
 from orchestra.clock import ClockConfig
 from orchestra.perturbations import KINDS
 from orchestra.rollout import execute_sources_sync
@@ -29,6 +30,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON object per scenario instead of a table")
     add_session_options(p)
     add_filter_options(p)
+    add_trace_options(p)
     p.set_defaults(func=run)
 
 

@@ -11,6 +11,7 @@ import anyio
 
 from orchestra.cli._output import emit_json, outcome_line, outcome_record
 from orchestra.cli._sources import SOURCE_HELP, add_filter_options, filter_kwargs
+from orchestra.cli._trace import add_trace_options
 from orchestra.cli.replay import add_session_options, session_config
 from orchestra.host import Host
 from orchestra.models import ModelConfig
@@ -35,6 +36,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help="one JSON object per rollout")
     add_session_options(p)
     add_filter_options(p)
+    add_trace_options(p)
     p.set_defaults(func=run)
 
 

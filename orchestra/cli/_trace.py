@@ -1,0 +1,48 @@
+"""`--trace otlp|console|jsonl:PATH` and `--trace-content`, shared by the commands that run rollouts.
+
+A command adds the options with `add_trace_options(parser)`; `orchestra.cli.main` wraps the
+command in `tracing_from_args(args)`, so a command module needs no other line. Without `--trace`,
+OpenTelemetry's own `OTEL_TRACES_EXPORTER` (`otlp`, `console`, `none`) can turn tracing on; with
+neither, nothing of OpenTelemetry is imported.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+from collections.abc import Iterator
+
+TRACE_HELP = (
+    "export OpenTelemetry spans (GenAI semantic conventions; docs/tracing.md): otlp (OTEL_EXPORTER_OTLP_ENDPOINT, "
+    "OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf|grpc), console (stderr) or jsonl:PATH (read it with `orchestra trace PATH`)"
+)
+
+
+def add_trace_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--trace", metavar="DEST", default=None, help=TRACE_HELP)
+    parser.add_argument(
+        "--trace-content", action="store_true", default=None,
+        help="also record messages, tool arguments and results (as OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true)",
+    )
+
+
+@contextlib.contextmanager
+def tracing_from_args(args: argparse.Namespace) -> Iterator[None]:
+    """Trace the command's rollouts as its options (or `OTEL_TRACES_EXPORTER`) ask; flush at the end."""
+    spec = getattr(args, "trace", None)
+    if spec is None and hasattr(args, "trace"):
+        env = os.environ.get("OTEL_TRACES_EXPORTER", "").strip().lower()
+        if env in ("otlp", "console"):
+            spec = env
+        elif env not in ("", "none"):
+            from orchestra.tracing import TracingError
+
+            raise TracingError(f"OTEL_TRACES_EXPORTER={env!r} is not supported by orchestra: use otlp, console or none (or --trace)")
+    if spec is None:
+        yield
+        return
+    from orchestra.tracing import Tracing
+
+    with Tracing.from_spec(spec, content=getattr(args, "trace_content", None)):
+        yield

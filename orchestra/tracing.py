@@ -1,0 +1,210 @@
+"""OpenTelemetry tracing configuration: which exporter, whether content is captured, and the
+`Tracing` object that owns one `TracerProvider` for the time it is active.
+
+The spans themselves are made by the built-in `tracing` plugin (`orchestra.plugins.tracing`, on
+the rollout / agent / model / tool hooks); this module only says where they go. Nothing here is
+global: a `Tracing` owns its own `TracerProvider` (never OpenTelemetry's global one, so orchestra
+neither takes over nor is taken over by a host application's tracing), and it is made *active*
+for a block of code through a context variable, which asyncio/anyio tasks inherit — every
+rollout started inside the block, at any concurrency, is traced; code outside it is not::
+
+    from orchestra.tracing import Tracing
+
+    with Tracing.otlp(endpoint="http://127.0.0.1:6006/v1/traces"):   # OTLP over HTTP (Phoenix, Jaeger, ...)
+        record = execute_sync(spec)
+    # leaving the block flushes and shuts the provider down
+
+    with Tracing(InMemorySpanExporter(), content=True):             # any SDK SpanExporter
+        ...
+
+Disabled (no active `Tracing`, the default) costs one context-variable read per hook call and
+imports nothing of OpenTelemetry: this module imports the SDK only when a `Tracing` is built.
+
+Configuration follows OpenTelemetry's own environment variables wherever one exists: the OTLP
+exporters read `OTEL_EXPORTER_OTLP_[TRACES_]ENDPOINT`, `..._HEADERS`, `..._TIMEOUT`,
+`..._CERTIFICATE`, ... themselves; `OTEL_EXPORTER_OTLP_[TRACES_]PROTOCOL` picks HTTP
+(`http/protobuf`, the default) or gRPC (`grpc`); `OTEL_SERVICE_NAME` / `OTEL_RESOURCE_ATTRIBUTES`
+name the service (default `orchestra`); `OTEL_BSP_*` tune the batch processor of the OTLP
+exporter; `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true` opts in to content capture
+(messages, tool arguments and results, judge rationale), which is off by default as the GenAI
+semantic conventions require.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any, Literal
+
+from orchestra.errors import OrchestraError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SpanExporter
+    from opentelemetry.trace import Tracer
+
+#: The instrumentation scope of every orchestra span.
+INSTRUMENTATION_NAME = "orchestra"
+#: The GenAI semantic conventions' content opt-in variable (also `--trace-content`).
+CAPTURE_CONTENT_ENV = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
+#: Values of `CAPTURE_CONTENT_ENV` that opt in (the Python GenAI instrumentations accept `true`;
+#: newer ones name where content goes, which for orchestra is always the span).
+_CONTENT_ON = {"true", "1", "yes", "span_only", "span_and_event"}
+
+Protocol = Literal["http/protobuf", "grpc"]
+
+_ACTIVE: contextvars.ContextVar[Tracing | None] = contextvars.ContextVar("orchestra_tracing", default=None)
+
+
+class TracingError(OrchestraError):
+    """Tracing was asked for with a configuration that cannot work (unknown exporter, bad protocol)."""
+
+
+def active() -> Tracing | None:
+    """The `Tracing` active in the current context, or None (tracing disabled)."""
+    return _ACTIVE.get()
+
+
+def content_from_env() -> bool:
+    """Whether `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT` opts in to content capture."""
+    return os.environ.get(CAPTURE_CONTENT_ENV, "").strip().lower() in _CONTENT_ON
+
+
+class Tracing:
+    """One trace destination: an SDK `TracerProvider` of its own with one exporter.
+
+    :param exporter: any OpenTelemetry SDK `SpanExporter` (OTLP, console, in-memory, ...).
+    :param content: record message, argument and result content (default: the
+        `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT` opt-in).
+    :param batch: export from a background batch processor (network exporters) instead of
+        synchronously as each span ends (files, console, tests).
+    :param on_shutdown: called after the provider shut down (closes a file the exporter wrote).
+    """
+
+    def __init__(self, exporter: SpanExporter, *, content: bool | None = None, batch: bool = False, on_shutdown: Any = None) -> None:
+        from opentelemetry.sdk.resources import Resource
+        from opentelemetry.sdk.trace import TracerProvider
+        from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor
+
+        from orchestra import __version__
+
+        attributes: dict[str, Any] = {"service.version": __version__}
+        if not os.environ.get("OTEL_SERVICE_NAME"):
+            attributes["service.name"] = "orchestra"
+        # Resource.create also reads OTEL_RESOURCE_ATTRIBUTES and OTEL_SERVICE_NAME.
+        self.provider: TracerProvider = TracerProvider(resource=Resource.create(attributes))
+        self.provider.add_span_processor(BatchSpanProcessor(exporter) if batch else SimpleSpanProcessor(exporter))
+        self.tracer: Tracer = self.provider.get_tracer(INSTRUMENTATION_NAME, __version__)
+        self.exporter = exporter
+        self.content = content_from_env() if content is None else content
+        self._on_shutdown = on_shutdown
+        self._closed = False
+        #: litellm model string → (provider, model), filled as models are seen (per Tracing, not global).
+        self.model_names: dict[str, tuple[str, str]] = {}
+
+    # ------------------------------------------------------------------ constructors
+    @classmethod
+    def otlp(
+        cls,
+        *,
+        endpoint: str | None = None,
+        protocol: Protocol | None = None,
+        headers: dict[str, str] | None = None,
+        content: bool | None = None,
+    ) -> Tracing:
+        """OTLP export (batched). `endpoint`/`headers` default to the `OTEL_EXPORTER_OTLP_*`
+        variables, which the SDK's exporters read; `protocol` to `OTEL_EXPORTER_OTLP_TRACES_PROTOCOL`
+        / `OTEL_EXPORTER_OTLP_PROTOCOL`, else `http/protobuf`. An HTTP endpoint given here is the
+        full traces URL (`http://host:4318/v1/traces`); one from `OTEL_EXPORTER_OTLP_ENDPOINT` gets
+        `/v1/traces` appended by the SDK, as the specification says."""
+        chosen = protocol or os.environ.get("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL") or os.environ.get("OTEL_EXPORTER_OTLP_PROTOCOL") or "http/protobuf"
+        kwargs: dict[str, Any] = {}
+        if endpoint is not None:
+            kwargs["endpoint"] = endpoint
+        if headers is not None:
+            kwargs["headers"] = headers
+        exporter: SpanExporter
+        if chosen == "http/protobuf":
+            from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter as HTTPExporter
+
+            exporter = HTTPExporter(**kwargs)
+        elif chosen == "grpc":
+            from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter as GRPCExporter
+
+            exporter = GRPCExporter(**kwargs)
+        else:
+            raise TracingError(f"OTLP protocol {chosen!r} is not supported: use 'http/protobuf' or 'grpc' (OTEL_EXPORTER_OTLP_PROTOCOL)")
+        return cls(exporter, content=content, batch=True)
+
+    @classmethod
+    def console(cls, *, out: IO[str] | None = None, content: bool | None = None) -> Tracing:
+        """Every span as pretty JSON as it ends, on stderr (stdout stays the command's output)."""
+        from opentelemetry.sdk.trace.export import ConsoleSpanExporter
+
+        return cls(ConsoleSpanExporter(out=out or sys.stderr), content=content)
+
+    @classmethod
+    def jsonl(cls, path: str | Path, *, content: bool | None = None) -> Tracing:
+        """Every span as one line of JSON (the SDK's own span JSON) in `path`, overwritten; the
+        format `orchestra trace FILE` reads."""
+        from opentelemetry.sdk.trace.export import ConsoleSpanExporter
+
+        target = Path(path)
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            handle = target.open("w", encoding="utf-8")
+        except OSError as exc:
+            raise TracingError(f"cannot write the trace file {target}: {exc.strerror or exc}") from exc
+        exporter = ConsoleSpanExporter(out=handle, formatter=lambda span: span.to_json(indent=None) + "\n")
+        return cls(exporter, content=content, on_shutdown=handle.close)
+
+    @classmethod
+    def from_spec(cls, spec: str, *, content: bool | None = None) -> Tracing:
+        """`otlp`, `console` or `jsonl:PATH` (the `--trace` option's values)."""
+        kind, _, arg = spec.partition(":")
+        if kind == "otlp" and not arg:
+            return cls.otlp(content=content)
+        if kind == "console" and not arg:
+            return cls.console(content=content)
+        if kind == "jsonl" and arg:
+            return cls.jsonl(arg, content=content)
+        if kind == "jsonl":
+            raise TracingError("--trace jsonl needs a file: jsonl:PATH")
+        raise TracingError(f"unknown trace destination {spec!r}: use otlp, console or jsonl:PATH")
+
+    # ------------------------------------------------------------------ lifetime
+    @contextlib.contextmanager
+    def activate(self) -> Iterator[Tracing]:
+        """Trace what runs inside the block (tasks started inside inherit it); does not shut down."""
+        token = _ACTIVE.set(self)
+        try:
+            yield self
+        finally:
+            _ACTIVE.reset(token)
+
+    def shutdown(self) -> None:
+        """Export what is pending and release the exporter. Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            self.provider.force_flush()
+            self.provider.shutdown()
+        finally:
+            if self._on_shutdown is not None:
+                self._on_shutdown()
+
+    def __enter__(self) -> Tracing:
+        self._stack = contextlib.ExitStack()
+        self._stack.enter_context(self.activate())
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            self._stack.close()
+        finally:
+            self.shutdown()

@@ -1,0 +1,190 @@
+"""`--trace` on the commands that run rollouts, and `orchestra trace FILE.jsonl`, as a user runs them."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from concurrent import futures
+from http.server import BaseHTTPRequestHandler, HTTPServer
+from typing import Any
+
+import pytest
+
+from orchestra.cli import main
+
+
+def _spans(path: Any) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_run_exports_jsonl_and_trace_prints_one_tree_per_rollout(capsys, tmp_path, scenario_path, monkeypatch):
+    monkeypatch.delenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", raising=False)
+    out = tmp_path / "run" / "trace.jsonl"
+    scenarios = [str(scenario_path("starter_execution_calendar")), str(scenario_path("starter_search_lookup"))]
+    code = main(["run", "--model", "orchestra/oracle", "--scenarios", *scenarios, "--concurrency", "2", "--trace", f"jsonl:{out}"])
+    assert code == 0
+    capsys.readouterr()
+    spans = _spans(out)
+    assert len({s["context"]["trace_id"] for s in spans}) == 2
+    assert all("gen_ai.input.messages" not in s["attributes"] for s in spans)
+    assert {s["resource"]["attributes"]["service.name"] for s in spans} == {"orchestra"}
+
+    assert main(["trace", str(out)]) == 0
+    text = capsys.readouterr().out
+    trees = text.split("\ntrace ")
+    assert text.startswith("trace ") and len(trees) == 2 and text.rstrip().endswith(f"2 trace(s), {len(spans)} span(s)")
+    for tree in trees:
+        lines = tree.splitlines()
+        assert lines[1].startswith("invoke_workflow tool_calling:orchestra/oracle  [scenario=starter_")
+        assert "PASS reward=1.00" in lines[1] and "sim 0.0s +" in lines[1] and "tokens " in lines[1]
+        assert lines[2].startswith("└─ invoke_agent main  [agent=main model=oracle]  sim ")
+        assert any(line.startswith("   ├─ chat oracle  [model=orchestra/oracle]  sim ") and " tokens " in line for line in lines)
+        assert any(line.startswith("   └─ execute_tool AgentUserInterface__send_message_to_user  [tool=AgentUserInterface__send_message_to_user]") for line in lines)
+    assert "scenario=starter_execution_calendar" in text and "scenario=starter_search_lookup" in text
+
+
+def test_trace_content_and_replay(capsys, tmp_path, scenario_path):
+    out = tmp_path / "content.jsonl"
+    assert main(["run", "--model", "orchestra/oracle", "--scenarios", str(scenario_path("starter_search_lookup")), "--trace", f"jsonl:{out}", "--trace-content"]) == 0
+    chats = [s for s in _spans(out) if s["name"].startswith("chat ")]
+    assert chats and all(json.loads(s["attributes"]["gen_ai.input.messages"])[0]["role"] == "system" for s in chats)
+
+    replayed = tmp_path / "replay.jsonl"
+    assert main(["replay", str(scenario_path("starter_search_lookup")), "--trace", f"jsonl:{replayed}"]) == 0
+    (workflow,) = _spans(replayed)  # the oracle policy runs no agent: the rollout's span alone
+    assert workflow["name"] == "invoke_workflow oracle" and workflow["attributes"]["orchestra.verdict"] is True
+    capsys.readouterr()
+
+    checked = tmp_path / "judge-check.jsonl"
+    assert main(["judge-check", str(scenario_path("starter_execution_calendar")), "--trace", f"jsonl:{checked}"]) == 0
+    workflows = {s["name"]: s["attributes"] for s in _spans(checked)}
+    assert workflows["invoke_workflow oracle"]["orchestra.verdict"] is True
+    assert workflows["invoke_workflow oracle:wrong_arg"]["orchestra.verdict"] is False
+    assert workflows["invoke_workflow oracle:wrong_arg"]["orchestra.perturbation"] == "wrong_arg"
+    capsys.readouterr()
+
+
+def test_trace_file_errors_name_the_file_and_line(capsys, tmp_path):
+    missing = tmp_path / "missing.jsonl"
+    assert main(["trace", str(missing)]) == 2
+    assert f"{missing}: no such trace file" in capsys.readouterr().err
+
+    bad = tmp_path / "bad.jsonl"
+    good = {"name": "invoke_workflow x", "context": {"trace_id": "0x1", "span_id": "0x2"}, "parent_id": None, "attributes": {}}
+    bad.write_text(json.dumps(good) + "\n\n{not json\n")
+    assert main(["trace", str(bad)]) == 2
+    assert f"{bad}:3: not JSON" in capsys.readouterr().err
+
+    bad.write_text(json.dumps({"name": "chat m", "attributes": {}}) + "\n")
+    assert main(["trace", str(bad)]) == 2
+    assert f"{bad}:1: span 'chat m' has no `context`" in capsys.readouterr().err
+
+    bad.write_text("[1, 2]\n")
+    assert main(["trace", str(bad)]) == 2
+    assert f"{bad}:1: expected a span object, got list" in capsys.readouterr().err
+
+    # a span whose parent is not in the file is shown as a root, flagged
+    orphan = {"name": "chat m", "context": {"trace_id": "0x1", "span_id": "0x3"}, "parent_id": "0x9", "attributes": {}}
+    bad.write_text(json.dumps(good) + "\n" + json.dumps(orphan) + "\n")
+    assert main(["trace", str(bad)]) == 0
+    assert "chat m  ok  (parent not in file)" in capsys.readouterr().out
+
+
+def test_bad_trace_options_are_clear_errors(capsys, scenario_path, monkeypatch):
+    path = str(scenario_path("starter_search_lookup"))
+    assert main(["run", "--model", "orchestra/oracle", "--scenarios", path, "--trace", "zipkin"]) == 2
+    assert "unknown trace destination 'zipkin'" in capsys.readouterr().err
+    monkeypatch.setenv("OTEL_TRACES_EXPORTER", "zipkin")
+    assert main(["replay", path]) == 2
+    assert "OTEL_TRACES_EXPORTER='zipkin' is not supported" in capsys.readouterr().err
+
+
+def test_otel_traces_exporter_console_turns_tracing_on(capsys, scenario_path, monkeypatch):
+    monkeypatch.setenv("OTEL_TRACES_EXPORTER", "console")
+    assert main(["replay", str(scenario_path("starter_search_lookup")), "--json"]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["success"] is True  # stdout stays the command's output
+    assert '"name": "invoke_workflow oracle"' in captured.err
+
+
+# ------------------------------------------------------------------------------ OTLP, HTTP and gRPC
+
+
+class _Collector(BaseHTTPRequestHandler):
+    received: list[bytes] = []
+
+    def do_POST(self) -> None:  # noqa: N802 - http.server's name
+        body = self.rfile.read(int(self.headers["Content-Length"]))
+        type(self).received.append((self.path, self.headers["Content-Type"], body))  # type: ignore[arg-type]
+        self.send_response(200)
+        self.send_header("Content-Type", "application/x-protobuf")
+        self.end_headers()
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def http_collector() -> Iterator[tuple[str, list[Any]]]:
+    _Collector.received = []
+    server = HTTPServer(("127.0.0.1", 0), _Collector)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}", _Collector.received
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def _span_names(requests: list[Any]) -> list[str]:
+    names = []
+    for request in requests:
+        for resource_spans in request.resource_spans:
+            for scope_spans in resource_spans.scope_spans:
+                names.extend(span.name for span in scope_spans.spans)
+    return names
+
+
+def test_run_exports_over_otlp_http_to_the_endpoint_in_the_environment(capsys, scenario_path, monkeypatch, http_collector):
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+    endpoint, received = http_collector
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint)
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf")
+    monkeypatch.setenv("OTEL_SERVICE_NAME", "my-evals")
+    assert main(["run", "--model", "orchestra/oracle", "--scenarios", str(scenario_path("starter_search_lookup")), "--trace", "otlp"]) == 0
+    capsys.readouterr()
+    assert received and all(path == "/v1/traces" and ctype == "application/x-protobuf" for path, ctype, _ in received)
+    requests = [ExportTraceServiceRequest.FromString(body) for _, _, body in received]
+    names = _span_names(requests)
+    assert names.count("invoke_workflow tool_calling:orchestra/oracle") == 1 and "invoke_agent main" in names and "chat oracle" in names
+    service = {a.value.string_value for r in requests for rs in r.resource_spans for a in rs.resource.attributes if a.key == "service.name"}
+    assert service == {"my-evals"}
+
+
+def test_run_exports_over_otlp_grpc(capsys, scenario_path, monkeypatch):
+    import grpc
+    from opentelemetry.proto.collector.trace.v1 import trace_service_pb2, trace_service_pb2_grpc
+
+    requests: list[Any] = []
+
+    class Service(trace_service_pb2_grpc.TraceServiceServicer):
+        def Export(self, request: Any, context: Any) -> Any:  # noqa: N802 - the gRPC method's name
+            requests.append(request)
+            return trace_service_pb2.ExportTraceServiceResponse()
+
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
+    trace_service_pb2_grpc.add_TraceServiceServicer_to_server(Service(), server)
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    try:
+        monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", f"http://127.0.0.1:{port}")
+        monkeypatch.setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")
+        assert main(["run", "--model", "orchestra/oracle", "--scenarios", str(scenario_path("starter_search_lookup")), "--trace", "otlp"]) == 0
+    finally:
+        server.stop(None)
+    capsys.readouterr()
+    names = _span_names(requests)
+    assert names.count("invoke_workflow tool_calling:orchestra/oracle") == 1 and "invoke_agent main" in names
