@@ -12,6 +12,7 @@ that share the session's server never see each other's spans.
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 import uuid
@@ -80,104 +81,142 @@ def by_trace(spans: list[Span]) -> dict[str, list[Span]]:
     return traces
 
 
-# --- the span producer ---------------------------------------------------------------------------------
+# --- a real team run, traced by the tracing plugin -------------------------------------------------------
+
+SCENARIO = "starter_execution_calendar"
+EVENT = {
+    "title": "Q4 roadmap review", "start_datetime": "2024-10-17 14:00:00", "end_datetime": "2024-10-17 15:00:00",
+    "location": "Room 4B", "attendees": ["Priya Shah", "Marcus Lee"],
+}  # fmt: skip
+EMAIL = {
+    "recipients": ["priya.shah@example.com", "marcus.lee@example.com"], "subject": "Q4 roadmap review scheduled",
+    "content": "Booked for Thursday 14:00-15:00 in Room 4B.",
+}  # fmt: skip
+TASK = "Add 'Q4 roadmap review' on 2024-10-17 14:00-15:00 in Room 4B with Priya Shah and Marcus Lee."
+MAIN_USAGE = {"prompt_tokens": 900, "completion_tokens": 40}
+APP_USAGE = {"prompt_tokens": 1000, "completion_tokens": 100}
 
 
 @pytest.fixture
 def project(phoenix_server: PhoenixServer, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
-    """A fresh Phoenix project, with the standard OTLP variables pointing at the session's server."""
+    """A fresh Phoenix project, with the standard OTLP variables pointing at the session's server, as a user sets them."""
     name = f"orchestra-{uuid.uuid4().hex[:8]}"
     monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", phoenix_server.otlp_endpoint)
     monkeypatch.setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf")
     monkeypatch.setenv("OTEL_EXPORTER_OTLP_HEADERS", f"x-project-name={name}")
-    for var in ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_HEADERS", "OTEL_SDK_DISABLED"):
+    for var in ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_TRACES_HEADERS", "OTEL_SDK_DISABLED"):
         monkeypatch.delenv(var, raising=False)
     yield name
 
 
-def _provider() -> Any:
-    """An SDK provider whose OTLP/HTTP exporter reads the endpoint and headers from the environment."""
-    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
-    from opentelemetry.sdk.resources import Resource
-    from opentelemetry.sdk.trace import TracerProvider
-    from opentelemetry.sdk.trace.export import BatchSpanProcessor
+def _team(tmp_path: Path) -> Any:
+    """A team whose main agent delegates the calendar write to a Calendar app-agent (scripted models, offline)."""
+    from helpers import write_script
+    from orchestra.models import ModelConfig
+    from orchestra.rollout import AgentConfig
+    from orchestra.teams.config import AppAgentsConfig, AppAgentSettings, TeamConfig
 
-    provider = TracerProvider(resource=Resource.create({"service.name": "orchestra"}))
-    provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
-    return provider
+    def react(name: str, args: dict[str, Any]) -> dict[str, Any]:
+        return {"text": f"Thought: ok\nAction:\n{json.dumps({'action': name, 'action_input': args})}<end_action>", "usage": MAIN_USAGE}
 
+    def call(name: str, args: dict[str, Any]) -> dict[str, Any]:
+        return {"tool_calls": [{"name": name, "arguments": args}], "usage": APP_USAGE}
 
-async def _hand_made_team_run(tracer: Any, team: str, run: int) -> None:
-    """A team run's span tree of the shape the tracing plugin emits (GenAI conventions), made by hand."""
-    from opentelemetry.trace import SpanKind
-
-    clock = {"t": 1_000.0 * run}
-
-    def sim(seconds: float) -> dict[str, float]:
-        start = clock["t"]
-        clock["t"] += seconds
-        return {"orchestra.sim.start": start, "orchestra.sim.duration_s": seconds}
-
-    def chat(model: str) -> None:
-        with tracer.start_as_current_span(f"chat {model}", kind=SpanKind.CLIENT) as span:
-            span.set_attributes({
-                "gen_ai.operation.name": "chat", "gen_ai.provider.name": "orchestra", "gen_ai.request.model": model,
-                "gen_ai.response.model": model, "gen_ai.usage.input_tokens": 120 + run, "gen_ai.usage.output_tokens": 17,
-                **sim(1.5),
-            })  # fmt: skip
-
-    with tracer.start_as_current_span(f"invoke_workflow {team}") as workflow:
-        workflow.set_attributes({"gen_ai.operation.name": "invoke_workflow", "orchestra.run": run, **sim(0)})
-        with tracer.start_as_current_span("invoke_agent main") as main:
-            main.set_attributes({"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "main", **sim(0)})
-            chat("orchestra/oracle")
-            await anyio.sleep(0)  # let a concurrent run interleave its spans
-            with tracer.start_as_current_span("execute_tool Calendar__expert_agent") as expert:
-                expert.set_attributes({"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "Calendar__expert_agent", **sim(0)})
-                with tracer.start_as_current_span("invoke_agent Calendar") as app:
-                    app.set_attributes({"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "Calendar", **sim(0)})
-                    chat("orchestra/oracle")
-                    await anyio.sleep(0)
-                    with tracer.start_as_current_span("execute_tool Calendar__get_calendar_events_from_to") as tool:
-                        tool.set_attributes({"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "Calendar__get_calendar_events_from_to", **sim(2)})
-            chat("orchestra/oracle")
+    main = write_script(tmp_path, [
+        react("Calendar__expert_agent", {"task": TASK}),
+        react("Emails__send_email", EMAIL),
+        react("AgentUserInterface__send_message_to_user", {"content": "Done."}),
+    ], name="main.json")  # fmt: skip
+    calendar = write_script(tmp_path, [call("Calendar__add_calendar_event", EVENT), call("final_answer", {"answer": "Event created."})], name="calendar.json")
+    model = lambda path: ModelConfig(model=f"orchestra/scripted:{path}", backoff_seconds=0.0, max_retries=0)  # noqa: E731
+    return TeamConfig(
+        name="calendar-team",
+        main=AgentConfig(scaffold="react", model=model(main)),
+        app_agents=AppAgentsConfig(apps=["Calendar"], defaults=AppAgentSettings(scaffold="tool_calling", model=model(calendar))),
+    )
 
 
-HAND_MADE_SPANS = 8  # workflow, main agent, 2 main chats, expert tool, app-agent, app chat, app tool
+def _traced_team_runs(team: Any, judge_pool: Any, scenario: Path, runs: int) -> list[Any]:
+    """`runs` rollouts of `team` at once, exported by `Tracing.otlp()` as configured by the OTEL_* variables."""
+    from orchestra.host import Host
+    from orchestra.rollout import RolloutSpec, execute_all
+    from orchestra.session import SessionConfig
+    from orchestra.tracing import Tracing
+
+    specs = [(RolloutSpec(scenario=str(scenario), team=team, session=SessionConfig(), sample_index=i), None) for i in range(runs)]
+
+    async def go() -> list[Any]:
+        return [r async for r in execute_all(specs, host=Host.create(entry_points=False), judge_pool=judge_pool, concurrency=runs)]
+
+    with Tracing.otlp():  # leaving the block flushes the batch exporter
+        return anyio.run(go)
 
 
-def test_team_run_tree_in_phoenix(phoenix_server: PhoenixServer, project: str) -> None:
-    provider = _provider()
-    anyio.run(_hand_made_team_run, provider.get_tracer("orchestra"), "demo-team", 0)
-    provider.shutdown()  # flushes the batch processor
+# 1 workflow, main agent, 3 main chats, 3 main tools (expert, email, message), app-agent, 2 app chats, 2 app tools
+SPANS_PER_RUN = 13
 
-    spans = phoenix_server.wait_for_spans(project, HAND_MADE_SPANS)
+
+def test_team_run_tree_in_phoenix(phoenix_server: PhoenixServer, project: str, tmp_path: Path, judge_pool: Any, scenario_path: Any) -> None:
+    [record] = _traced_team_runs(_team(tmp_path), judge_pool, scenario_path(SCENARIO), runs=1)
+    assert record.error is None and record.result is not None and record.result.success, record
+
+    spans = phoenix_server.wait_for_spans(project, SPANS_PER_RUN)
+    assert len(spans) == SPANS_PER_RUN, sorted(s["name"] for s in spans)
     path = check_team_trace(spans)
-    assert path["app_agent"]["name"] == "invoke_agent Calendar"
-    assert path["chats"][0]["attributes"]["gen_ai.usage.input_tokens"] == 120
+    assert path["workflow"]["name"] == "invoke_workflow calendar-team"
+    assert path["main"]["name"] == "invoke_agent main"
+    assert path["expert"]["name"] == "execute_tool Calendar__expert_agent"
+    assert path["app_agent"]["attributes"]["gen_ai.agent.name"] == "Calendar"
+    assert [s["name"] for s in path["tools"]] == ["execute_tool Calendar__add_calendar_event", "execute_tool final_answer"]
+    for chat in path["chats"]:
+        assert (chat["attributes"]["gen_ai.usage.input_tokens"], chat["attributes"]["gen_ai.usage.output_tokens"]) == (1000, 100)
+    workflow = path["workflow"]["attributes"]
+    assert workflow["orchestra.scenario.id"] == SCENARIO and workflow["orchestra.reward"] == 1.0
+    # the app-agent ran inside the delegation, on the simulated clock
+    expert, app = path["expert"]["attributes"], path["app_agent"]["attributes"]
+    assert expert["orchestra.sim.start"] <= app["orchestra.sim.start"]
+    assert app["orchestra.sim.start"] + app["orchestra.sim.duration_s"] <= expert["orchestra.sim.start"] + expert["orchestra.sim.duration_s"] + 1e-9
+    assert app["orchestra.sim.duration_s"] == pytest.approx(record.result.delegations[0].duration)
 
 
-def test_two_concurrent_rollouts_are_two_traces(phoenix_server: PhoenixServer, project: str) -> None:
-    provider = _provider()
-    tracer = provider.get_tracer("orchestra")
+def test_two_concurrent_rollouts_are_two_traces(phoenix_server: PhoenixServer, project: str, tmp_path: Path, judge_pool: Any, scenario_path: Any) -> None:
+    records = _traced_team_runs(_team(tmp_path), judge_pool, scenario_path(SCENARIO), runs=2)
+    assert all(r.error is None for r in records), [r.error for r in records]
 
-    async def both() -> None:
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(_hand_made_team_run, tracer, "demo-team", 1)
-            tg.start_soon(_hand_made_team_run, tracer, "demo-team", 2)
+    spans = phoenix_server.wait_for_spans(project, 2 * SPANS_PER_RUN)
+    traces = by_trace(spans)
+    assert len(traces) == 2 and all(len(t) == SPANS_PER_RUN for t in traces.values()), {k: len(v) for k, v in traces.items()}
+    samples, conversations = set(), set()
+    for trace in traces.values():
+        check_team_trace(trace)
+        conversation = {s["attributes"].get("gen_ai.conversation.id") for s in trace if s["name"].startswith("invoke_agent ")}
+        assert len(conversation) == 1, conversation  # both agents of a trace belong to one rollout
+        conversations |= conversation
+        [workflow] = [s for s in trace if not s.get("parent_id")]
+        samples.add(workflow["attributes"]["orchestra.sample_index"])
+    assert samples == {0, 1} and len(conversations) == 2
 
-    anyio.run(both)
-    provider.shutdown()
 
-    traces = by_trace(phoenix_server.wait_for_spans(project, 2 * HAND_MADE_SPANS))
-    assert len(traces) == 2, f"expected two traces, got {len(traces)}"
-    runs = set()
-    for spans in traces.values():
-        path = check_team_trace(spans)
-        runs.add(path["workflow"]["attributes"]["orchestra.run"])
-        # every span of a trace came from the same run: its usage carries the run index
-        assert {s["attributes"]["gen_ai.usage.input_tokens"] for s in path["chats"]} == {120 + path["workflow"]["attributes"]["orchestra.run"]}
-    assert runs == {1, 2}
+def test_the_command_line_exports_to_phoenix_as_the_readme_says(phoenix_server: PhoenixServer, project: str, scenario_path: Any, capsys: Any) -> None:
+    """`orchestra run ... --trace otlp` with only the OTEL_* variables set (the `project` fixture): an oracle rollout lands in Phoenix."""
+    from orchestra.cli import main
+
+    scenario = scenario_path("starter_time_deadline")
+    assert main(["run", "--scaffold", "react", "--model", "orchestra/oracle", "--scenarios", str(scenario), "--json", "--trace", "otlp"]) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert record["status"] == "ok" and record["success"] is True, record
+
+    # the workflow, the main agent, one chat span per model call and one execute_tool span per tool call
+    spans = phoenix_server.wait_for_spans(project, 2 + record["steps"] + record["n_tool_calls"])
+    assert len(spans) == 2 + record["steps"] + record["n_tool_calls"], sorted(s["name"] for s in spans)
+    [workflow] = [s for s in spans if not s.get("parent_id")]
+    assert workflow["name"] == f"invoke_workflow {record['policy']}"
+    assert (workflow["attributes"]["orchestra.scenario.id"], workflow["attributes"]["orchestra.verdict"]) == ("starter_time_deadline", True)
+    [main_agent] = _children(spans, workflow)
+    assert main_agent["name"] == "invoke_agent main"
+    below = [str(s["name"]).split(" ")[0] for s in _children(spans, main_agent)]
+    assert (below.count("chat"), below.count("execute_tool")) == (record["steps"], record["n_tool_calls"])
+    assert all(s["attributes"]["gen_ai.request.model"] == "oracle" for s in spans if str(s["name"]).startswith("chat "))
 
 
 # --- the server's start-up errors, on a stand-in executable (no Phoenix needed) ------------------------
