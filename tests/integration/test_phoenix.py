@@ -217,6 +217,9 @@ def test_the_command_line_exports_to_phoenix_as_the_readme_says(phoenix_server: 
     below = [str(s["name"]).split(" ")[0] for s in _children(spans, main_agent)]
     assert (below.count("chat"), below.count("execute_tool")) == (record["steps"], record["n_tool_calls"])
     assert all(s["attributes"]["gen_ai.request.model"] == "oracle" for s in spans if str(s["name"]).startswith("chat "))
+    # a single agent delegates nothing: the team check rejects this trace (it is not a check that always passes)
+    with pytest.raises(AssertionError, match="no execute_tool <App>__expert_agent under the main agent"):
+        check_team_trace(spans)
 
 
 # --- the server's start-up errors, on a stand-in executable (no Phoenix needed) ------------------------
