@@ -126,7 +126,9 @@ def main(argv: list[str]) -> int:
     if job == "setup":
         return 0  # "setup" installs what "test" needs (the full lock)
     if job == "demo":
-        cmd = [_bin("orchestra"), "replay", ROOT / "scenarios", *extra]
+        # The main job, offline: the oracle team (an oracle main agent delegating to oracle
+        # app-agents for every app) on every bundled scenario, each rollout judged.
+        cmd = [_bin("orchestra"), "run", "--team", ROOT / "teams" / "oracle.yaml", "--scenarios", ROOT / "scenarios", *extra]
     elif job == "test":
         # The linter and the type checker first (configured in pyproject.toml): an error fails CI.
         for check in ([_bin("ruff"), "check", *LINTED], [_bin("mypy")]):
