@@ -29,26 +29,10 @@ MAIN_ONLY_APPS = ("AgentUserInterface", "SystemApp", "InternalContacts")
 
 
 def load_shipped_team(name: str) -> TeamConfig:
-    path = REPO / "teams" / f"{name}.yaml"
-    try:
-        from orchestra.teams.loading import load_team
-    except ImportError:  # TODO(teams-config): drop once the team loader and files are on main
-        return _EQUIVALENT[name]
-    return load_team(path)
+    """A team file of `teams/`, loaded (and checked) as `orchestra run --team NAME` loads it."""
+    from orchestra.teams.loading import load_team
 
-
-_EQUIVALENT = {
-    "all_app_agents": TeamConfig.model_validate(
-        {"name": "all_app_agents", "main": {"scaffold": "react", "model": "openai/gpt-4o-mini"}, "app_agents": {"proportion": 1.0}}
-    ),
-    "heterogeneous": TeamConfig.model_validate({
-        "name": "heterogeneous", "main": {"scaffold": "react", "model": "openai/gpt-4o"},
-        "app_agents": {"apps": "all", "defaults": {
-            "scaffold": "tool_calling", "model": {"model": "openai/local", "endpoint": "http://127.0.0.1:8000/v1", "max_tokens": 512},
-            "scaffold_options": {"constrained": True, "constrained_format": "llama_cpp.server"},
-        }},
-    }),
-}
+    return load_team(REPO / "teams" / f"{name}.yaml")
 
 
 def with_roles(team: TeamConfig, main: str, app_agents: str) -> TeamConfig:
