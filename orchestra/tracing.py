@@ -35,6 +35,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import os
+import random
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -45,6 +46,7 @@ from orchestra.errors import OrchestraError
 if TYPE_CHECKING:  # pragma: no cover
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import SpanExporter
+    from opentelemetry.sdk.trace.id_generator import IdGenerator
     from opentelemetry.trace import Tracer
 
 #: The instrumentation scope of every orchestra span.
@@ -74,6 +76,38 @@ def content_from_env() -> bool:
     return os.environ.get(CAPTURE_CONTENT_ENV, "").strip().lower() in _CONTENT_ON
 
 
+def system_random_ids() -> IdGenerator:
+    """Trace and span ids from the OS's randomness, never from the `random` module's global state.
+
+    The SDK's default `RandomIdGenerator` draws from `random.getrandbits`, and ARE seeds that global
+    generator (`random.seed(33)` when it is imported, again when some apps are seeded), so every
+    `orchestra run` would start with the same trace and span ids: two runs exported to one backend
+    (or appended to one JSONL file) would merge into one trace with colliding span ids.
+    """
+    from opentelemetry.sdk.trace.id_generator import IdGenerator
+    from opentelemetry.trace import INVALID_SPAN_ID, INVALID_TRACE_ID
+
+    rng = random.SystemRandom()
+
+    class SystemRandomIdGenerator(IdGenerator):
+        def generate_span_id(self) -> int:
+            span_id = rng.getrandbits(64)
+            while span_id == INVALID_SPAN_ID:
+                span_id = rng.getrandbits(64)
+            return span_id
+
+        def generate_trace_id(self) -> int:
+            trace_id = rng.getrandbits(128)
+            while trace_id == INVALID_TRACE_ID:
+                trace_id = rng.getrandbits(128)
+            return trace_id
+
+        def is_trace_id_random(self) -> bool:
+            return True
+
+    return SystemRandomIdGenerator()
+
+
 class Tracing:
     """One trace destination: an SDK `TracerProvider` of its own with one exporter.
 
@@ -96,7 +130,7 @@ class Tracing:
         if not os.environ.get("OTEL_SERVICE_NAME"):
             attributes["service.name"] = "orchestra"
         # Resource.create also reads OTEL_RESOURCE_ATTRIBUTES and OTEL_SERVICE_NAME.
-        self.provider: TracerProvider = TracerProvider(resource=Resource.create(attributes))
+        self.provider: TracerProvider = TracerProvider(resource=Resource.create(attributes), id_generator=system_random_ids())
         self.provider.add_span_processor(BatchSpanProcessor(exporter) if batch else SimpleSpanProcessor(exporter))
         self.tracer: Tracer = self.provider.get_tracer(INSTRUMENTATION_NAME, __version__)
         self.exporter = exporter

@@ -305,6 +305,28 @@ def test_a_rollout_span_is_a_new_trace_even_inside_a_callers_span(scenario_path,
     assert workflow.parent is None and workflow.context.trace_id != outer.get_span_context().trace_id
 
 
+def test_trace_ids_do_not_follow_the_seeded_global_random_state():
+    """ARE seeds `random` globally when imported (`random.seed(33)`): with the SDK's default id
+    generator every `orchestra run` started with the same trace and span ids, so two runs sent to
+    one backend, or appended to one JSONL file, merged into one trace."""
+    import random
+
+    saved = random.getstate()
+    ids: list[set[int]] = []
+    try:
+        for _ in range(2):
+            random.seed(33)  # what importing ARE does in every new process
+            exporter = InMemorySpanExporter()
+            with Tracing(exporter) as tracing, tracing.tracer.start_as_current_span("workflow"):
+                with tracing.tracer.start_as_current_span("agent"):
+                    pass
+            spans = exporter.get_finished_spans()
+            ids.append({s.context.trace_id for s in spans} | {s.context.span_id for s in spans})
+    finally:
+        random.setstate(saved)
+    assert len(ids[0]) == len(ids[1]) == 3 and not ids[0] & ids[1]
+
+
 def test_disabled_tracing_imports_nothing_of_opentelemetry():
     code = (
         "import sys\n"
