@@ -3,6 +3,7 @@ time, content opt-in, error status, and one trace per rollout at concurrency 8."
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import sys
@@ -303,6 +304,32 @@ def test_a_rollout_span_is_a_new_trace_even_inside_a_callers_span(scenario_path,
     (workflow,) = exporter.get_finished_spans()
     assert record.result is not None and workflow.name == "invoke_workflow oracle"
     assert workflow.parent is None and workflow.context.trace_id != outer.get_span_context().trace_id
+
+
+class ReasoningModel:
+    """Stands in for a provider that reports reasoning tokens (inside the tracing wrapper: trylast)."""
+
+    @hookimpl(wrapper=True, trylast=True)
+    def model_call(self, agent: Any, request: Any) -> Any:
+        inner = yield
+
+        async def with_reasoning() -> Any:
+            response = await inner
+            return dataclasses.replace(response, usage=dataclasses.replace(response.usage, reasoning_tokens=7))
+
+        return with_reasoning()
+
+
+def test_reasoning_tokens_use_the_conventions_attribute(scenario_path, judge_pool):
+    exporter = InMemorySpanExporter()
+    host = Host.create([ReasoningModel()], entry_points=False)
+    spec = RolloutSpec(scenario=str(scenario_path("starter_search_lookup")), agent=AgentConfig(scaffold="tool_calling", model=ModelConfig(model="orchestra/oracle")))
+    with Tracing(exporter):
+        record = anyio.run(lambda: execute(spec, host=host, judge_pool=judge_pool))
+    assert record.result is not None
+    chats = [s for s in exporter.get_finished_spans() if s.name.startswith("chat ")]
+    assert chats and all(c.attributes["gen_ai.usage.reasoning.output_tokens"] == 7 for c in chats)
+    assert not [k for c in chats for k in c.attributes if "reasoning" in k and k != "gen_ai.usage.reasoning.output_tokens"]
 
 
 def test_trace_ids_do_not_follow_the_seeded_global_random_state():
