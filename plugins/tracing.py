@@ -319,6 +319,12 @@ async def _traced_agent(tracing: Tracing, agent: AgentView, inner: Awaitable[Non
         if agent.ledger.error:
             span.set_attribute("error.type", "agent_error")
             span.set_status(StatusCode.ERROR, agent.ledger.error if tracing.content else "agent_error")
+        elif agent.role == "sub" and agent.ledger.answer is None:
+            # no exception, but no answer either (its step budget ran out, the environment stopped):
+            # `spawn` hands the caller a failed outcome, so the sub-agent's own span is an error too
+            kind = agent.ledger.stop_reason or "no_answer"
+            span.set_attribute("error.type", kind)
+            span.set_status(StatusCode.ERROR, kind)
 
 
 async def _traced_chat(tracing: Tracing, agent: AgentView, request: ModelRequest, inner: Awaitable[ModelResponse]) -> ModelResponse:

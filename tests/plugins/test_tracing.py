@@ -39,8 +39,9 @@ class ContactsExpert:
     """The shape of an Agent2Agent team: the main agent's Contacts tools become one expert tool,
     and a call to it runs an app-agent (`spawn`) with the Contacts tools."""
 
-    def __init__(self, sub_model: str) -> None:
+    def __init__(self, sub_model: str, max_steps: int = 50) -> None:
         self.sub_model = sub_model
+        self.max_steps = max_steps
 
     @hookimpl
     def agent_tools(self, agent: Any, tools: dict[str, ToolSpec]) -> None:
@@ -55,7 +56,9 @@ class ContactsExpert:
             return None
         contacts = {n: s for n, s in agent.session.tools.items() if n.startswith("Contacts__")}
         model = ModelConfig(model=self.sub_model, backoff_seconds=0.0, max_retries=0)
-        return spawn(agent, call.arguments["task"], name="Contacts_agent", call=call, model=model, scaffold="tool_calling", tools=contacts)
+        return spawn(
+            agent, call.arguments["task"], name="Contacts_agent", call=call, model=model, scaffold="tool_calling", tools=contacts, max_steps=self.max_steps
+        )
 
 
 def _react(name: str, args: dict[str, Any]) -> dict[str, Any]:
@@ -79,8 +82,10 @@ def _sub_script(tmp_path: Any, *, bad_call: bool = False) -> str:
     ], name="sub.json")
 
 
-def _run_team(path: Any, tmp_path: Any, judge_pool: Any, tracing: Tracing | None, *, sub_model: str | None = None, bad_call: bool = False) -> RolloutRecord:
-    host = Host.create([ContactsExpert(sub_model or f"orchestra/scripted:{_sub_script(tmp_path, bad_call=bad_call)}")], entry_points=False)
+def _run_team(
+    path: Any, tmp_path: Any, judge_pool: Any, tracing: Tracing | None, *, sub_model: str | None = None, bad_call: bool = False, sub_max_steps: int = 50
+) -> RolloutRecord:
+    host = Host.create([ContactsExpert(sub_model or f"orchestra/scripted:{_sub_script(tmp_path, bad_call=bad_call)}", sub_max_steps)], entry_points=False)
     spec = RolloutSpec(scenario=str(path), agent=AgentConfig(scaffold="react", model=ModelConfig(model=f"orchestra/scripted:{_main_script(tmp_path)}")))
 
     async def go() -> RolloutRecord:
@@ -227,6 +232,17 @@ def test_a_failed_tool_and_a_failed_model_are_error_spans(email_scenario, tmp_pa
     assert sub.status.status_code == StatusCode.ERROR and expert_call.status.status_code == StatusCode.ERROR
     (workflow,) = [s for s in exporter.get_finished_spans() if s.parent is None]
     assert workflow.status.status_code == StatusCode.UNSET and "orchestra.verdict" in workflow.attributes
+
+    # The app-agent spends its one-step budget without answering: no exception anywhere, but the
+    # delegation failed, and its span says why
+    exporter = InMemorySpanExporter()
+    record = _run_team(email_scenario, tmp_path, judge_pool, Tracing(exporter), sub_max_steps=1)
+    assert record.result is not None and not record.result.delegations[0].ok
+    named = _by_name(exporter.get_finished_spans())
+    (sub,) = named["invoke_agent Contacts_agent"]
+    assert sub.status.status_code == StatusCode.ERROR and sub.attributes["error.type"] == "step_budget"
+    assert named[f"execute_tool {EXPERT}"][0].status.status_code == StatusCode.ERROR
+    assert named["invoke_agent main"][0].status.status_code == StatusCode.UNSET  # the main agent has no answer to give
 
 
 class Interleave:
