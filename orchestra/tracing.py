@@ -40,6 +40,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Literal
+from urllib.parse import urlsplit
 
 from orchestra.errors import OrchestraError
 
@@ -74,6 +75,17 @@ def active() -> Tracing | None:
 def content_from_env() -> bool:
     """Whether `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT` opts in to content capture."""
     return os.environ.get(CAPTURE_CONTENT_ENV, "").strip().lower() in _CONTENT_ON
+
+
+def _check_http_endpoint(endpoint: str | None) -> None:
+    """An OTLP/HTTP endpoint without `http://` or `https://` (`localhost:4318`, a common slip, valid
+    for gRPC) fails only at export time, after the whole run, with "No connection adapters were
+    found" and every span lost; say so before anything runs."""
+    sources = [("endpoint", endpoint)] if endpoint is not None else []
+    sources += [(name, os.environ.get(name)) for name in ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT")]
+    where, value = next(((w, v) for w, v in sources if v), ("", None))
+    if value is not None and urlsplit(value.strip()).scheme not in ("http", "https"):
+        raise TracingError(f"{where}={value!r} is not an http:// or https:// URL, which OTLP over HTTP needs (e.g. http://{value.strip()})")
 
 
 def system_random_ids() -> IdGenerator:
@@ -163,6 +175,7 @@ class Tracing:
             kwargs["headers"] = headers
         exporter: SpanExporter
         if chosen == "http/protobuf":
+            _check_http_endpoint(endpoint)
             from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter as HTTPExporter
 
             exporter = HTTPExporter(**kwargs)

@@ -402,6 +402,22 @@ def test_bad_trace_destinations_are_clear_errors(tmp_path):
         Tracing.from_spec(f"jsonl:{tmp_path / 'a_file' / 'trace.jsonl'}")
 
 
+def test_an_otlp_http_endpoint_without_a_scheme_is_a_clear_error(monkeypatch):
+    """Else the SDK fails only when it exports, after the run ("No connection adapters were found"), losing every span."""
+    for var in ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_PROTOCOL", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "localhost:4318")
+    with pytest.raises(TracingError, match=r"OTEL_EXPORTER_OTLP_ENDPOINT='localhost:4318' is not an http:// or https:// URL.*http://localhost:4318"):
+        Tracing.from_spec("otlp")
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "collector:4318/v1/traces")  # the traces variable wins, as in the SDK
+    with pytest.raises(TracingError, match="OTEL_EXPORTER_OTLP_TRACES_ENDPOINT='collector:4318/v1/traces'"):
+        Tracing.otlp()
+    with pytest.raises(TracingError, match="endpoint='127.0.0.1:6006/v1/traces'"):
+        Tracing.otlp(endpoint="127.0.0.1:6006/v1/traces")
+    Tracing.otlp(endpoint="https://collector.example:4318/v1/traces").shutdown()  # a URL is fine
+    Tracing.otlp(protocol="grpc").shutdown()  # gRPC takes host:port without a scheme
+
+
 def test_a_real_team_traces_main_agent_expert_call_and_app_agent(tmp_path, judge_pool, scenario_path, monkeypatch):
     """The built-in Agent2Agent plugin (a TeamConfig with a Calendar app-agent), scripted models."""
     from orchestra.session import SessionConfig
