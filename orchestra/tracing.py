@@ -81,7 +81,7 @@ def _check_http_endpoint(endpoint: str | None) -> None:
     """An OTLP/HTTP endpoint without `http://` or `https://` (`localhost:4318`, a common slip, valid
     for gRPC) fails only at export time, after the whole run, with "No connection adapters were
     found" and every span lost; say so before anything runs."""
-    sources = [("endpoint", endpoint)] if endpoint is not None else []
+    sources: list[tuple[str, str | None]] = [("endpoint", endpoint)] if endpoint is not None else []
     sources += [(name, os.environ.get(name)) for name in ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT")]
     where, value = next(((w, v) for w, v in sources if v), ("", None))
     if value is not None and urlsplit(value.strip()).scheme not in ("http", "https"):
