@@ -222,7 +222,10 @@ class PhoenixServer:
         if executable is None:
             raise PhoenixError(f"Phoenix is not installed: no {venv_dir()}/bin/phoenix; install it with: {INSTALL_COMMAND}")
         for attempt in range(3):
-            self.port, self.grpc_port = _free_port(self.host), _free_port(self.host)
+            self.port = _free_port(self.host)
+            self.grpc_port = _free_port(self.host)
+            while self.grpc_port == self.port:  # two separate picks may return the same free port
+                self.grpc_port = _free_port(self.host)
             try:
                 return self._launch(executable)
             except _PortInUse:

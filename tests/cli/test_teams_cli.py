@@ -193,3 +193,33 @@ def test_run_team_with_an_app_agent_end_to_end(capsys, tmp_path, scenario_path):
     [delegation] = result["delegations"]
     assert (delegation["tool"], delegation["task"], delegation["answer"]) == ("Calendar__expert_agent", "List my events on 2024-10-15.", "You have two events.")
     assert yaml.safe_load((out_dir / "team.yaml").read_text())["app_agents"]["apps"] == ["Calendar"]
+
+
+def test_the_offline_oracle_team_runs_first_time(capsys, tmp_path, scenario_path):
+    """`orchestra run --team oracle`: no key, no server; the main agent delegates, the app-agents act."""
+    scenario = str(scenario_path("starter_execution_calendar"))
+    assert main(["run", "--team", "oracle", "--scenarios", scenario, "--json"]) == 0
+    rec = json.loads(capsys.readouterr().out)
+    assert rec["success"] and rec["reward"] == 1.0 and rec["policy"] == "team:oracle"
+    apps = {a["app"] for a in rec["agents"] if a["role"] == "sub"}
+    assert "Calendar" in apps and rec["delegations"] and all(d["ok"] for d in rec["delegations"])
+
+
+@pytest.mark.parametrize("scaffold", ["react", "tool_calling", "parallel_tools"])
+def test_one_option_runs_the_all_app_agents_team_with_any_scaffold(capsys, scenario_path, scaffold, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)  # the oracle replaces every model: no key needed
+    scenario = str(scenario_path("starter_execution_group_chat"))
+    assert main(["run", "--team", "all_app_agents", "--model", "orchestra/oracle", "--scaffold", scaffold, "--scenarios", scenario, "--json"]) == 0
+    rec = json.loads(capsys.readouterr().out)
+    assert rec["success"] and rec["delegations"]
+    assert {(a["scaffold"], a["model"]) for a in rec["agents"]} == {(scaffold, "orchestra/oracle")}  # both roles
+
+
+def test_the_heterogeneous_team_runs_offline_with_its_models_swapped_for_the_oracle(capsys, scenario_path, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    scenario = str(scenario_path("starter_execution_calendar"))
+    assert main(["run", "--team", "heterogeneous", "--model", "orchestra/oracle", "--scenarios", scenario, "--json"]) == 0
+    rec = json.loads(capsys.readouterr().out)
+    assert rec["success"] and rec["delegations"]
+    roles = {(a["role"], a["scaffold"]) for a in rec["agents"]}
+    assert roles == {("main", "react"), ("sub", "tool_calling")}  # the file's scaffolds, constrained app-agents included

@@ -1,10 +1,12 @@
 """Orchestra's traces in a real backend: Arize Phoenix, started from its own venv (``.venv-phoenix``).
 
-The spans go out over OTLP/HTTP, configured the way a user configures it (the standard
-``OTEL_EXPORTER_OTLP_*`` variables), and come back through Phoenix's own REST API
-(``GET /v1/projects/{project}/spans``), never from the exporter's memory. What is checked is the
-tree Phoenix stores: workflow → main agent → ``<App>__expert_agent`` tool → app-agent → chat /
-execute_tool, with token usage on the chat spans and simulated time on every span.
+The runs are the shipped offline team (``orchestra run --team oracle ... --trace otlp``: an oracle
+main agent delegating to oracle app-agents). The spans go out over OTLP/HTTP, configured the way a
+user configures it (the standard ``OTEL_EXPORTER_OTLP_*`` variables), and come back through
+Phoenix's own REST API (``GET /v1/projects/{project}/spans``), never from the exporter's memory.
+What is checked is the tree Phoenix stores — workflow → main agent → ``<App>__expert_agent`` tool →
+app-agent → chat / execute_tool — against the command's own JSON record: token usage per chat and
+per agent, each delegation's simulated start and duration, the verdict, and one trace per rollout.
 
 Each test writes to a project of its own (the ``x-project-name`` header Phoenix reads), so tests
 that share the session's server never see each other's spans.
@@ -20,7 +22,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import anyio
 import pytest
 
 from orchestra_dev.phoenix import PhoenixError, PhoenixServer
@@ -35,7 +36,7 @@ def _children(spans: list[Span], parent: Span) -> list[Span]:
     return [s for s in spans if s.get("parent_id") == parent["context"]["span_id"]]
 
 
-def _one(spans: list[Span], prefix: str, where: str) -> list[Span]:
+def _named(spans: list[Span], prefix: str, where: str) -> list[Span]:
     found = [s for s in spans if str(s["name"]).startswith(prefix)]
     assert found, f"no span named {prefix!r}... {where}; spans there: {sorted(str(s['name']) for s in spans)}"
     return found
@@ -47,21 +48,21 @@ def check_team_trace(spans: list[Span]) -> dict[str, Any]:
     assert len(trace_ids) == 1, f"expected one trace, got {len(trace_ids)}"
     ids = {s["context"]["span_id"] for s in spans}
     roots = [s for s in spans if not s.get("parent_id")]
-    assert [r["name"] for r in roots] and len(roots) == 1, f"expected one root span, got {[r['name'] for r in roots]}"
+    assert len(roots) == 1, f"expected one root span, got {[r['name'] for r in roots]}"
     orphans = [s["name"] for s in spans if s.get("parent_id") and s["parent_id"] not in ids]
     assert not orphans, f"spans whose parent never reached Phoenix: {orphans}"
 
     workflow = roots[0]
     assert str(workflow["name"]).startswith("invoke_workflow "), workflow["name"]
-    main_agent = _one(_children(spans, workflow), "invoke_agent ", "under the workflow span")[0]
+    main_agent = _named(_children(spans, workflow), "invoke_agent ", "under the workflow span")[0]
     experts = [s for s in _children(spans, main_agent) if str(s["name"]).startswith("execute_tool ") and str(s["name"]).endswith("__expert_agent")]
     assert experts, f"no execute_tool <App>__expert_agent under the main agent: {[s['name'] for s in _children(spans, main_agent)]}"
     delegated = [(expert, agent) for expert in experts for agent in _children(spans, expert) if str(agent["name"]).startswith("invoke_agent ")]
     assert delegated, "no app-agent invoke_agent span under any <App>__expert_agent tool span"
     expert, app_agent = delegated[0]
     below = _children(spans, app_agent)
-    chats = _one(below, "chat ", f"under the app-agent span {app_agent['name']!r}")
-    tools = _one(below, "execute_tool ", f"under the app-agent span {app_agent['name']!r}")
+    chats = _named(below, "chat ", f"under the app-agent span {app_agent['name']!r}")
+    tools = _named(below, "execute_tool ", f"under the app-agent span {app_agent['name']!r}")
     for chat in [s for s in spans if str(s["name"]).startswith("chat ")]:
         attrs = chat["attributes"]
         for key in ("gen_ai.usage.input_tokens", "gen_ai.usage.output_tokens"):
@@ -81,20 +82,10 @@ def by_trace(spans: list[Span]) -> dict[str, list[Span]]:
     return traces
 
 
-# --- a real team run, traced by the tracing plugin -------------------------------------------------------
+# --- real team runs, traced by the tracing plugin, exported as a user would ------------------------------
 
-SCENARIO = "starter_execution_calendar"
-EVENT = {
-    "title": "Q4 roadmap review", "start_datetime": "2024-10-17 14:00:00", "end_datetime": "2024-10-17 15:00:00",
-    "location": "Room 4B", "attendees": ["Priya Shah", "Marcus Lee"],
-}  # fmt: skip
-EMAIL = {
-    "recipients": ["priya.shah@example.com", "marcus.lee@example.com"], "subject": "Q4 roadmap review scheduled",
-    "content": "Booked for Thursday 14:00-15:00 in Room 4B.",
-}  # fmt: skip
-TASK = "Add 'Q4 roadmap review' on 2024-10-17 14:00-15:00 in Room 4B with Priya Shah and Marcus Lee."
-MAIN_USAGE = {"prompt_tokens": 900, "completion_tokens": 40}
-APP_USAGE = {"prompt_tokens": 1000, "completion_tokens": 100}
+CALENDAR = "starter_execution_calendar"  # the main agent delegates to a Calendar and an Emails app-agent
+GROUP_CHAT = "starter_execution_group_chat"  # ... and twice to a Messages app-agent
 
 
 @pytest.fixture
@@ -109,117 +100,78 @@ def project(phoenix_server: PhoenixServer, monkeypatch: pytest.MonkeyPatch) -> I
     yield name
 
 
-def _team(tmp_path: Path) -> Any:
-    """A team whose main agent delegates the calendar write to a Calendar app-agent (scripted models, offline)."""
-    from helpers import write_script
-    from orchestra.models import ModelConfig
-    from orchestra.rollout import AgentConfig
-    from orchestra.teams.config import AppAgentsConfig, AppAgentSettings, TeamConfig
-
-    def react(name: str, args: dict[str, Any]) -> dict[str, Any]:
-        return {"text": f"Thought: ok\nAction:\n{json.dumps({'action': name, 'action_input': args})}<end_action>", "usage": MAIN_USAGE}
-
-    def call(name: str, args: dict[str, Any]) -> dict[str, Any]:
-        return {"tool_calls": [{"name": name, "arguments": args}], "usage": APP_USAGE}
-
-    main = write_script(tmp_path, [
-        react("Calendar__expert_agent", {"task": TASK}),
-        react("Emails__send_email", EMAIL),
-        react("AgentUserInterface__send_message_to_user", {"content": "Done."}),
-    ], name="main.json")  # fmt: skip
-    calendar = write_script(tmp_path, [call("Calendar__add_calendar_event", EVENT), call("final_answer", {"answer": "Event created."})], name="calendar.json")
-    model = lambda path: ModelConfig(model=f"orchestra/scripted:{path}", backoff_seconds=0.0, max_retries=0)  # noqa: E731
-    return TeamConfig(
-        name="calendar-team",
-        main=AgentConfig(scaffold="react", model=model(main)),
-        app_agents=AppAgentsConfig(apps=["Calendar"], defaults=AppAgentSettings(scaffold="tool_calling", model=model(calendar))),
-    )
-
-
-def _traced_team_runs(team: Any, judge_pool: Any, scenario: Path, runs: int) -> list[Any]:
-    """`runs` rollouts of `team` at once, exported by `Tracing.otlp()` as configured by the OTEL_* variables."""
-    from orchestra.host import Host
-    from orchestra.rollout import RolloutSpec, execute_all
-    from orchestra.session import SessionConfig
-    from orchestra.tracing import Tracing
-
-    specs = [(RolloutSpec(scenario=str(scenario), team=team, session=SessionConfig(), sample_index=i), None) for i in range(runs)]
-
-    async def go() -> list[Any]:
-        return [r async for r in execute_all(specs, host=Host.create(entry_points=False), judge_pool=judge_pool, concurrency=runs)]
-
-    with Tracing.otlp():  # leaving the block flushes the batch exporter
-        return anyio.run(go)
-
-
-# 1 workflow, main agent, 3 main chats, 3 main tools (expert, email, message), app-agent, 2 app chats, 2 app tools
-SPANS_PER_RUN = 13
-
-
-def test_team_run_tree_in_phoenix(phoenix_server: PhoenixServer, project: str, tmp_path: Path, judge_pool: Any, scenario_path: Any) -> None:
-    [record] = _traced_team_runs(_team(tmp_path), judge_pool, scenario_path(SCENARIO), runs=1)
-    assert record.error is None and record.result is not None and record.result.success, record
-
-    spans = phoenix_server.wait_for_spans(project, SPANS_PER_RUN)
-    assert len(spans) == SPANS_PER_RUN, sorted(s["name"] for s in spans)
-    path = check_team_trace(spans)
-    assert path["workflow"]["name"] == "invoke_workflow calendar-team"
-    assert path["main"]["name"] == "invoke_agent main"
-    assert path["expert"]["name"] == "execute_tool Calendar__expert_agent"
-    assert path["app_agent"]["attributes"]["gen_ai.agent.name"] == "Calendar"
-    assert [s["name"] for s in path["tools"]] == ["execute_tool Calendar__add_calendar_event", "execute_tool final_answer"]
-    for chat in path["chats"]:
-        assert (chat["attributes"]["gen_ai.usage.input_tokens"], chat["attributes"]["gen_ai.usage.output_tokens"]) == (1000, 100)
-    workflow = path["workflow"]["attributes"]
-    assert workflow["orchestra.scenario.id"] == SCENARIO and workflow["orchestra.reward"] == 1.0
-    # the app-agent ran inside the delegation, on the simulated clock
-    expert, app = path["expert"]["attributes"], path["app_agent"]["attributes"]
-    assert expert["orchestra.sim.start"] <= app["orchestra.sim.start"]
-    assert app["orchestra.sim.start"] + app["orchestra.sim.duration_s"] <= expert["orchestra.sim.start"] + expert["orchestra.sim.duration_s"] + 1e-9
-    assert app["orchestra.sim.duration_s"] == pytest.approx(record.result.delegations[0].duration)
-
-
-def test_two_concurrent_rollouts_are_two_traces(phoenix_server: PhoenixServer, project: str, tmp_path: Path, judge_pool: Any, scenario_path: Any) -> None:
-    records = _traced_team_runs(_team(tmp_path), judge_pool, scenario_path(SCENARIO), runs=2)
-    assert all(r.error is None for r in records), [r.error for r in records]
-
-    spans = phoenix_server.wait_for_spans(project, 2 * SPANS_PER_RUN)
-    traces = by_trace(spans)
-    assert len(traces) == 2 and all(len(t) == SPANS_PER_RUN for t in traces.values()), {k: len(v) for k, v in traces.items()}
-    samples, conversations = set(), set()
-    for trace in traces.values():
-        check_team_trace(trace)
-        conversation = {s["attributes"].get("gen_ai.conversation.id") for s in trace if s["name"].startswith("invoke_agent ")}
-        assert len(conversation) == 1, conversation  # both agents of a trace belong to one rollout
-        conversations |= conversation
-        [workflow] = [s for s in trace if not s.get("parent_id")]
-        samples.add(workflow["attributes"]["orchestra.sample_index"])
-    assert samples == {0, 1} and len(conversations) == 2
-
-
-def test_the_command_line_exports_to_phoenix_as_the_readme_says(phoenix_server: PhoenixServer, project: str, scenario_path: Any, capsys: Any) -> None:
-    """`orchestra run ... --trace otlp` with only the OTEL_* variables set (the `project` fixture): an oracle rollout lands in Phoenix."""
+def run_oracle_team(capsys: pytest.CaptureFixture[str], scenario_path: Any, *scenarios: str) -> list[dict[str, Any]]:
+    """`orchestra run --team oracle --scenarios ... --trace otlp --json` (in process): the shipped offline team,
+    exported over OTLP/HTTP by `--trace otlp` with nothing but the OTEL_* variables; one JSON record per rollout."""
     from orchestra.cli import main
 
-    scenario = scenario_path("starter_time_deadline")
-    assert main(["run", "--scaffold", "react", "--model", "orchestra/oracle", "--scenarios", str(scenario), "--json", "--trace", "otlp"]) == 0
-    record = json.loads(capsys.readouterr().out)
-    assert record["status"] == "ok" and record["success"] is True, record
+    sources = [str(scenario_path(name)) for name in scenarios]
+    code = main(["run", "--team", "oracle", "--scenarios", *sources, "--concurrency", str(len(sources)), "--json", "--trace", "otlp"])
+    records = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.strip()]
+    assert code == 0 and all(r["status"] == "ok" and r["success"] for r in records), records
+    return records
 
-    # the workflow, the main agent, one chat span per model call and one execute_tool span per tool call
-    spans = phoenix_server.wait_for_spans(project, 2 + record["steps"] + record["n_tool_calls"])
-    assert len(spans) == 2 + record["steps"] + record["n_tool_calls"], sorted(s["name"] for s in spans)
-    [workflow] = [s for s in spans if not s.get("parent_id")]
-    assert workflow["name"] == f"invoke_workflow {record['policy']}"
-    assert (workflow["attributes"]["orchestra.scenario.id"], workflow["attributes"]["orchestra.verdict"]) == ("starter_time_deadline", True)
-    [main_agent] = _children(spans, workflow)
-    assert main_agent["name"] == "invoke_agent main"
-    below = [str(s["name"]).split(" ")[0] for s in _children(spans, main_agent)]
-    assert (below.count("chat"), below.count("execute_tool")) == (record["steps"], record["n_tool_calls"])
-    assert all(s["attributes"]["gen_ai.request.model"] == "oracle" for s in spans if str(s["name"]).startswith("chat "))
-    # a single agent delegates nothing: the team check rejects this trace (it is not a check that always passes)
+
+def expected_spans(record: dict[str, Any]) -> int:
+    """The workflow, and per agent its invoke_agent span, one chat span per model call and one execute_tool span per tool call."""
+    return 1 + sum(1 + agent["model_calls"] + agent["tool_calls"] for agent in record["agents"])
+
+
+def check_against_record(spans: list[Span], record: dict[str, Any]) -> None:
+    """The trace Phoenix holds is the rollout the command reported: tree, verdict, per-agent tokens, delegations."""
+    path = check_team_trace(spans)
+    workflow = path["workflow"]
+    assert workflow["name"] == "invoke_workflow oracle"
+    attrs = workflow["attributes"]
+    assert (attrs["orchestra.scenario.id"], attrs["orchestra.verdict"], attrs["orchestra.reward"]) == (record["scenario_id"], True, 1.0)
+    assert attrs["orchestra.sim.duration_s"] == pytest.approx(record["sim_seconds"])
+
+    agents = {str(s["attributes"]["gen_ai.agent.name"]): s for s in spans if str(s["name"]).startswith("invoke_agent ")}
+    assert sorted(agents) == sorted(a["name"] for a in record["agents"])
+    for ledger in record["agents"]:
+        span = agents[ledger["name"]]
+        usage = (span["attributes"]["gen_ai.usage.input_tokens"], span["attributes"]["gen_ai.usage.output_tokens"])
+        assert usage == (ledger["prompt_tokens"], ledger["completion_tokens"]), ledger["name"]
+        chats = [c for c in _children(spans, span) if str(c["name"]).startswith("chat ")]
+        assert len(chats) == ledger["model_calls"] and all(c["attributes"]["gen_ai.usage.input_tokens"] > 0 for c in chats)
+        assert sum(c["attributes"]["gen_ai.usage.input_tokens"] for c in chats) == ledger["prompt_tokens"]
+        assert sum(c["attributes"]["gen_ai.usage.output_tokens"] for c in chats) == ledger["completion_tokens"]
+
+    main_children = _children(spans, path["main"])
+    for delegation in record["delegations"]:  # each delegation: its tool span under the main agent, the app-agent under it
+        [app_agent] = [a for t in main_children if t["name"] == f"execute_tool {delegation['tool']}" for a in _children(spans, t) if a["name"] == f"invoke_agent {delegation['callee']}"]
+        assert app_agent["attributes"]["orchestra.sim.start"] == pytest.approx(delegation["start"])
+        assert app_agent["attributes"]["orchestra.sim.duration_s"] == pytest.approx(delegation["duration"])
+
+
+def test_an_oracle_team_run_in_phoenix(phoenix_server: PhoenixServer, project: str, capsys: pytest.CaptureFixture[str], scenario_path: Any) -> None:
+    [record] = run_oracle_team(capsys, scenario_path, CALENDAR)
+    assert [d["tool"] for d in record["delegations"]] == ["Calendar__expert_agent", "Emails__expert_agent"]
+
+    spans = phoenix_server.wait_for_spans(project, expected_spans(record))
+    assert len(spans) == expected_spans(record), sorted(s["name"] for s in spans)
+    check_against_record(spans, record)
+
+    # the check is not one that always passes: without the delegations' spans the same trace is rejected
+    expert_ids = {s["context"]["span_id"] for s in spans if str(s["name"]).endswith("__expert_agent")}
+    kept = [s for s in spans if s["context"]["span_id"] not in expert_ids and s.get("parent_id") not in expert_ids]
+    kept = [s for s in kept if not s.get("parent_id") or s["parent_id"] in {k["context"]["span_id"] for k in kept}]
     with pytest.raises(AssertionError, match="no execute_tool <App>__expert_agent under the main agent"):
-        check_team_trace(spans)
+        check_team_trace(kept)
+
+
+def test_two_concurrent_rollouts_are_two_traces(phoenix_server: PhoenixServer, project: str, capsys: pytest.CaptureFixture[str], scenario_path: Any) -> None:
+    records = run_oracle_team(capsys, scenario_path, CALENDAR, GROUP_CHAT)  # --concurrency 2
+
+    expected = {r["scenario_id"]: expected_spans(r) for r in records}
+    traces = by_trace(phoenix_server.wait_for_spans(project, sum(expected.values())))
+    assert len(traces) == 2, {k: len(v) for k, v in traces.items()}
+    for spans in traces.values():
+        [workflow] = [s for s in spans if not s.get("parent_id")]
+        record = next(r for r in records if r["scenario_id"] == workflow["attributes"]["orchestra.scenario.id"])
+        assert len(spans) == expected[record["scenario_id"]]
+        check_against_record(spans, record)  # every span of the trace belongs to this rollout: tokens add up to its ledgers
+        assert len({s["attributes"]["gen_ai.conversation.id"] for s in spans}) == 1
 
 
 # --- the server's start-up errors, on a stand-in executable (no Phoenix needed) ------------------------

@@ -17,6 +17,10 @@ from orchestra.scenario_files import read_scenario_file
 from orchestra.teams.config import EXPERT_TOOL_SUFFIX, TeamConfig
 
 SCAFFOLDS = ("react", "tool_calling", "parallel_tools")
+#: (main agent's scaffold, app-agents' scaffold)
+PAIRS = [(m, a) for m in SCAFFOLDS for a in SCAFFOLDS]
+#: The pairs the slow matrix runs over every scenario (tool_calling in both roles is the fast test's).
+OTHER_PAIRS = [p for p in PAIRS if p != ("tool_calling", "tool_calling")]
 ORACLE = "orchestra/oracle"
 #: Every bundled scenario (the 7 starters and the 44-scenario corpus).
 ALL_SCENARIOS = sorted(p for p in SCENARIOS.rglob("*.json") if p.name != "manifest.json")
@@ -83,7 +87,11 @@ def oracle_apps(path: Path) -> set[str]:
     return {e["action"]["app"] for e in events if e["class_name"] == "OracleEvent"} - set(MAIN_ONLY_APPS)
 
 
-def run_team(path: Path, team: TeamConfig, host: Host, judge_pool: Any) -> RolloutRecord:
+def run_team(path: Path, team: TeamConfig, host: Host, judge_pool: Any, recorder: CallRecorder | None = None) -> RolloutRecord:
+    """One rollout of `team` on `path` (the recorder, if given, forgets earlier rollouts: runs are sequential)."""
+    if recorder is not None:
+        recorder.calls.clear()
+        recorder.experts.clear()
     file = read_scenario_file(path)
     spec = RolloutSpec(scenario=str(file.path), team=team)
     return anyio.run(lambda: execute(spec, host=host, judge_pool=judge_pool, file=file))
@@ -114,3 +122,29 @@ def check_delegated(record: RolloutRecord, recorder: CallRecorder) -> int:
     experts_called = [c for c in calls if c[1] == "main" and c[2].endswith(EXPERT_TOOL_SUFFIX)]
     assert bool(experts_called) == bool(sub_app_calls), f"{sid}: delegations {len(experts_called)}, app-agent calls {len(sub_app_calls)}"
     return len(sub_app_calls)
+
+
+def assert_scores_one_through_app_agents(record: RolloutRecord, recorder: CallRecorder) -> int:
+    """1.0, and delegated for real (`check_delegated`); returns how many app calls the app-agents made."""
+    assert record.error is None, (record.scenario_id, record.error)
+    result = record.result
+    assert result is not None and result.success and result.reward == 1.0, (record.scenario_id, result and result.rationale)
+    return check_delegated(record, recorder)
+
+
+def check_every_scenario(team_name: str, main: str, app_agents: str, judge_pool: Any) -> None:
+    """The slow matrix's body: every bundled scenario scores 1.0 through app-agents; one rollout, run
+    again, has the same event log (the one whose timing is tightest: three actions on two apps due
+    5 s after an environment event)."""
+    recorder = CallRecorder()
+    host = Host.create([recorder])
+    team = with_roles(load_shipped_team(team_name), main, app_agents)
+    hashes = {}
+    for path in ALL_SCENARIOS:
+        record = run_team(path, team, host, judge_pool, recorder)
+        assert_scores_one_through_app_agents(record, recorder)
+        assert record.result is not None
+        hashes[path.stem] = record.result.event_log_sha256
+    tight = next(p for p in ALL_SCENARIOS if p.stem == "univ_02_mt_adapt_one_on_one_slot")
+    again = run_team(tight, team, host, judge_pool)
+    assert again.result is not None and again.result.event_log_sha256 == hashes[tight.stem]
