@@ -77,6 +77,13 @@ def content_from_env() -> bool:
     return os.environ.get(CAPTURE_CONTENT_ENV, "").strip().lower() in _CONTENT_ON
 
 
+def _check_sdk_enabled() -> None:
+    """`OTEL_SDK_DISABLED=true` turns every SDK `TracerProvider` into a no-op: asked for spans, the run
+    would write an empty file (or send nothing) without a word."""
+    if os.environ.get("OTEL_SDK_DISABLED", "").strip().lower() == "true":
+        raise TracingError("tracing was asked for, but OTEL_SDK_DISABLED=true disables the OpenTelemetry SDK (no span would be recorded): unset it")
+
+
 def _check_http_endpoint(endpoint: str | None) -> None:
     """An OTLP/HTTP endpoint without `http://` or `https://` (`localhost:4318`, a common slip, valid
     for gRPC) fails only at export time, after the whole run, with "No connection adapters were
@@ -138,6 +145,7 @@ class Tracing:
 
         from orchestra import __version__
 
+        _check_sdk_enabled()
         attributes: dict[str, Any] = {"service.version": __version__}
         if not os.environ.get("OTEL_SERVICE_NAME"):
             attributes["service.name"] = "orchestra"
@@ -200,6 +208,7 @@ class Tracing:
         format `orchestra trace FILE` reads."""
         from opentelemetry.sdk.trace.export import ConsoleSpanExporter
 
+        _check_sdk_enabled()  # before the file is truncated
         target = Path(path)
         try:
             target.parent.mkdir(parents=True, exist_ok=True)

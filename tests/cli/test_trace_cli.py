@@ -123,6 +123,14 @@ def test_otel_traces_exporter_console_turns_tracing_on(capsys, scenario_path, mo
     assert json.loads(captured.out)["success"] is True  # stdout stays the command's output
     assert '"name": "invoke_workflow oracle"' in captured.err
 
+    # OTEL_SDK_DISABLED=true wins over OTEL_TRACES_EXPORTER (both the environment's); an explicit --trace is an error
+    monkeypatch.setenv("OTEL_SDK_DISABLED", "true")
+    assert main(["replay", str(scenario_path("starter_search_lookup")), "--json"]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["success"] is True and "invoke_workflow" not in captured.err
+    assert main(["replay", str(scenario_path("starter_search_lookup")), "--trace", "console"]) == 2
+    assert "OTEL_SDK_DISABLED=true disables the OpenTelemetry SDK" in capsys.readouterr().err
+
 
 # ------------------------------------------------------------------------------ OTLP, HTTP and gRPC
 

@@ -418,6 +418,20 @@ def test_an_otlp_http_endpoint_without_a_scheme_is_a_clear_error(monkeypatch):
     Tracing.otlp(protocol="grpc").shutdown()  # gRPC takes host:port without a scheme
 
 
+def test_tracing_with_the_sdk_disabled_is_a_clear_error(monkeypatch, tmp_path):
+    """OTEL_SDK_DISABLED=true makes the SDK record nothing: `--trace jsonl:PATH` wrote an empty file, silently."""
+    monkeypatch.setenv("OTEL_SDK_DISABLED", "true")
+    kept = tmp_path / "earlier.jsonl"
+    kept.write_text("an earlier run's spans\n")
+    with pytest.raises(TracingError, match="OTEL_SDK_DISABLED=true disables the OpenTelemetry SDK"):
+        Tracing.from_spec(f"jsonl:{kept}")
+    assert kept.read_text() == "an earlier run's spans\n"  # not truncated
+    with pytest.raises(TracingError, match="OTEL_SDK_DISABLED"):
+        Tracing(InMemorySpanExporter())
+    monkeypatch.setenv("OTEL_SDK_DISABLED", "false")
+    Tracing(InMemorySpanExporter()).shutdown()
+
+
 def test_a_real_team_traces_main_agent_expert_call_and_app_agent(tmp_path, judge_pool, scenario_path, monkeypatch):
     """The built-in Agent2Agent plugin (a TeamConfig with a Calendar app-agent), scripted models."""
     from orchestra.session import SessionConfig
