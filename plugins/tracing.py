@@ -20,9 +20,8 @@ Names and attributes, and where they come from. Source: the GenAI semantic conve
 
 * workflow — span name `invoke_workflow {gen_ai.workflow.name}`, kind INTERNAL,
   `gen_ai.operation.name=invoke_workflow`, `gen_ai.workflow.name` (the team's name, else the policy
-  label). semantic-conventions-genai v0.1.0 merges this span into the internal `invoke_agent` span
-  and names the workflow with `gen_ai.agent.name`; the operation name stays `invoke_workflow`, so
-  both names are set. The judge's verdict is the conventions' evaluation result: a
+  label) and no `gen_ai.agent.name` (a workflow is not an agent: backends that group by agent
+  name would list a phantom agent named after the team). The judge's verdict is the conventions' evaluation result: a
   `gen_ai.evaluation.result` span event with `gen_ai.evaluation.name` (the judge: `scripted`,
   `strict`, `llm:<model>`), `gen_ai.evaluation.score.value` (the reward),
   `gen_ai.evaluation.score.label` (`pass` / `fail`) and, with content, `gen_ai.evaluation.explanation`
@@ -205,7 +204,6 @@ async def _traced_rollout(tracing: Tracing, spec: Any, inner: Awaitable[Any]) ->
     attributes: dict[str, Any] = {
         "gen_ai.operation.name": "invoke_workflow",
         "gen_ai.workflow.name": label,
-        "gen_ai.agent.name": label,
         "gen_ai.conversation.id": state.conversation_id,
         "orchestra.policy": spec.policy,
         "orchestra.scenario.id": PurePath(str(spec.scenario)).stem,

@@ -139,6 +139,7 @@ def test_a_delegation_is_one_trace_workflow_agent_tool_subagent(email_scenario, 
     # GenAI attributes.
     wa = workflow.attributes
     assert wa["gen_ai.operation.name"] == "invoke_workflow" and wa["orchestra.scenario.id"] == "test_env_turn_email"
+    assert "gen_ai.agent.name" not in wa  # a workflow is not an agent (no phantom agent named after the team)
     result = record.result
     assert wa["orchestra.sample_index"] == 0 and wa["orchestra.verdict"] is result.success and wa["orchestra.reward"] == result.reward
     (evaluation,) = [e for e in workflow.events if e.name == "gen_ai.evaluation.result"]
