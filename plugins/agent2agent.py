@@ -42,7 +42,7 @@ from typing import Any
 from orchestra.agent import spawn
 from orchestra.are import agent2agent as a2a
 from orchestra.hookspecs import hookimpl
-from orchestra.teams.config import AppAgentsConfig, expert_tool_name
+from orchestra.teams.config import expert_tool_name
 from orchestra.types import AgentView, ToolCall, ToolOutcome, ToolSpec
 
 
@@ -51,11 +51,7 @@ def replaced_apps(session: Any) -> list[str]:
     team = getattr(session, "team", None)
     if team is None or team.app_agents is None:
         return []
-    names = a2a.scenario_app_names(session.scenario)
-    seed = a2a.scenario_seed(session.scenario)
-    if team.app_agents.apps == "all":  # ARE's a2a_app_prop=1.0: every candidate, in ARE's sampled order
-        return AppAgentsConfig(proportion=1.0).select(names, seed)
-    return team.app_agent_apps(names, seed)
+    return team.app_agent_apps(a2a.scenario_app_names(session.scenario), a2a.scenario_seed(session.scenario))
 
 
 @hookimpl

@@ -98,14 +98,15 @@ class AppAgentsConfig(BaseModel):
     def select(self, app_names: Sequence[str], seed: int) -> list[str]:
         """The apps of a scenario (its app instance names, in the scenario's order) that become app-agents.
 
-        By proportion this is ARE's own draw, so the same seed picks the same apps; by name, the
-        named apps the scenario has (a team file may name apps some scenarios lack)."""
+        By proportion this is ARE's own draw, so the same seed picks the same apps, in ARE's draw
+        order (the order ARE appends app-agents, so the order of the main agent's expert tools);
+        `all` is ARE's `a2a_app_prop=1.0` (every candidate, in that draw order); by name, the named
+        apps the scenario has, in scenario order (a team file may name apps some scenarios lack)."""
         candidates = [a for a in app_names if a not in NEVER_APP_AGENTS]
-        if self.proportion is not None:
-            n = int(len(candidates) * self.proportion)
+        proportion = 1.0 if self.apps == "all" else self.proportion
+        if proportion is not None:
+            n = int(len(candidates) * proportion)
             return random.Random(seed).sample(candidates, n) if n > 0 else []
-        if self.apps == "all":
-            return candidates
         assert isinstance(self.apps, list)
         return [a for a in candidates if a in self.apps]
 

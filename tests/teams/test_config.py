@@ -35,7 +35,9 @@ def test_proportion_selection_equals_ares_apply_a2a_config(path):
 def test_proportion_zero_and_names():
     names = ["AgentUserInterface", "Calendar", "Emails", "SystemApp", "Contacts", "InternalContacts"]
     assert team(proportion=0.0).app_agent_apps(names, 1) == []
-    assert team(apps="all").app_agent_apps(names, 1) == ["Calendar", "Emails", "Contacts"]
+    # all = ARE's a2a_app_prop=1.0: every candidate, in ARE's draw order (the order of the expert tools)
+    assert team(apps="all").app_agent_apps(names, 1) == team(proportion=1.0).app_agent_apps(names, 1)
+    assert sorted(team(apps="all").app_agent_apps(names, 1)) == ["Calendar", "Contacts", "Emails"]
     assert team(apps=["Contacts", "Calendar", "Shopping"]).app_agent_apps(names, 1) == ["Calendar", "Contacts"]  # scenario order; absent apps skipped
     assert TeamConfig.model_validate({"name": "t", "main": {"model": "m"}}).app_agent_apps(names, 1) == []
     assert expert_tool_name("Calendar") == "Calendar__expert_agent"
