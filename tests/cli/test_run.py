@@ -32,3 +32,14 @@ def test_concurrent_rollouts_give_the_same_results(capsys):
     for sid, r in serial.items():
         assert (r["reward"], r["sim_seconds"], r["event_log_sha256"]) == (
             concurrent[sid]["reward"], concurrent[sid]["sim_seconds"], concurrent[sid]["event_log_sha256"]), sid
+
+
+def test_a_filter_that_matches_nothing_is_an_error_not_an_empty_run(capsys, tmp_path):
+    out = tmp_path / "out"
+    code = main(["run", "--team", "oracle", "--scenarios", "bundled", "--id", "no_such_scenario", "--out", str(out)])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "no scenario matching --id no_such_scenario in bundled" in err and "Traceback" not in err
+    assert not out.exists()  # nothing written for a run that never started
+    assert main(["run", "--model", "orchestra/oracle", "--scenarios", "bundled:time", "--capability", "NoSuchTag"]) == 2
+    assert "no scenario matching --capability NoSuchTag in bundled:time" in capsys.readouterr().err
