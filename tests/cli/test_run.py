@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from orchestra.cli import main
 
 
@@ -43,3 +45,11 @@ def test_a_filter_that_matches_nothing_is_an_error_not_an_empty_run(capsys, tmp_
     assert not out.exists()  # nothing written for a run that never started
     assert main(["run", "--model", "orchestra/oracle", "--scenarios", "bundled:time", "--capability", "NoSuchTag"]) == 2
     assert "no scenario matching --capability NoSuchTag in bundled:time" in capsys.readouterr().err
+
+
+def test_limit_must_be_positive(capsys):
+    for bad in ("-1", "0"):
+        with pytest.raises(SystemExit) as info:
+            main(["run", "--team", "oracle", "--scenarios", "bundled", "--limit", bad])
+        assert info.value.code == 2
+        assert f"argument --limit: must be 1 or more, got {bad}" in capsys.readouterr().err
