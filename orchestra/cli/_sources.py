@@ -12,7 +12,18 @@ def add_filter_options(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("scenario selection")
     g.add_argument("--capability", action="append", default=[], metavar="TAG", help="keep scenarios tagged TAG (e.g. Time); repeatable")
     g.add_argument("--id", dest="scenario_ids", action="append", default=[], metavar="ID", help="keep this scenario id; repeatable")
-    g.add_argument("--limit", type=int, help="at most this many scenarios")
+    g.add_argument("--limit", type=_positive, help="at most this many scenarios (1 or more)")
+
+
+def _positive(text: str) -> int:
+    """`--limit N`: N >= 1 (a negative limit once meant "one", zero "one" too)."""
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more, got {n}")
+    return n
 
 
 def filter_kwargs(args: argparse.Namespace) -> dict[str, Any]:

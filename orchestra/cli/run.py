@@ -17,11 +17,13 @@ from orchestra.cli.replay import add_session_options, session_config
 from orchestra.errors import OrchestraError
 from orchestra.host import Host
 from orchestra.models import ModelConfig
-from orchestra.rollout import AgentConfig, RolloutRecord, execute_all, specs_for
-from orchestra.scenario_files import resolve
+from orchestra.rollout import AgentConfig, RolloutRecord, RolloutSpec, execute_all, specs_for
+from orchestra.scenario_files import ScenarioFile, resolve
 from orchestra.session import SessionConfig
 from orchestra.teams.config import TeamConfig
 from orchestra.teams.loading import TeamFile, read_team, redacted, team_path, with_judge_key
+
+_Spec = tuple[RolloutSpec, ScenarioFile]
 
 #: The options that only shape a one-agent run; with `--team` they live in the team file.
 AGENT_ONLY = {"max_steps": "--max-steps", "constrained": "--constrained", "constrained_format": "--constrained-format", "temperature": "--temperature"}
@@ -79,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
         config = _session_for_team(args, team.session)
         team = team.model_copy(update={"session": config})
         team_file.require_secrets(team)  # before any scenario loads: a missing key fails now, by name
-        specs = specs_for(resolve(args.scenarios, **filter_kwargs(args)), team=team, session=with_judge_key(config))
+        specs = _some(specs_for(resolve(args.scenarios, **filter_kwargs(args)), team=team, session=with_judge_key(config)), args)
         if args.out:
             args.out.mkdir(parents=True, exist_ok=True)
             (args.out / "team.yaml").write_text(f"# {team_file.path} as run (secrets as references)\n" + redacted(team))
@@ -96,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
         )
         host.scaffold(scaffold)  # fail early on an unknown scaffold
         _fill_session_options(args, {})
-        specs = specs_for(resolve(args.scenarios, **filter_kwargs(args)), agent=agent, session=session_config(args))
+        specs = _some(specs_for(resolve(args.scenarios, **filter_kwargs(args)), agent=agent, session=session_config(args)), args)
 
     async def main() -> list[RolloutRecord]:
         outcomes = []
@@ -115,6 +117,16 @@ def run(args: argparse.Namespace) -> int:
         mean = sum(r.reward for r in judged) / len(judged) if judged else 0.0
         print(f"\n{len(outcomes)} rollout(s): {sum(r.success for r in judged)} passed, mean reward {mean:.3f}, {errors} error(s)", file=sys.stderr)
     return 1 if errors else 0
+
+
+def _some(specs: list[_Spec], args: argparse.Namespace) -> list[_Spec]:
+    """The specs, unless there are none: a filter that matches nothing (`--id` misspelt) is a
+    mistake to report, not a successful run of zero rollouts."""
+    if not specs:
+        given = [f"{flag} {v}" for flag, values in (("--capability", args.capability), ("--id", args.scenario_ids)) for v in values]
+        filters = f" matching {' '.join(given)}" if given else ""
+        raise OrchestraError(f"no scenario{filters} in {', '.join(args.scenarios)} (`orchestra scenarios SOURCE` lists ids and capabilities)")
+    return specs
 
 
 def _team(args: argparse.Namespace) -> tuple[TeamFile, Host, TeamConfig]:

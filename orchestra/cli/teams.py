@@ -42,7 +42,7 @@ def summary(team: TeamConfig) -> str:
         parts.append("no app-agents")
     else:
         which = f"proportion {a2a.proportion} (ARE's draw)" if a2a.proportion is not None else (
-            "all apps" if a2a.apps == "all" else ", ".join(a2a.apps or []))
+            "all apps" if a2a.apps == "all" else ", ".join(a2a.apps or []) or "none (apps: [] replaces no app)")
         d = a2a.defaults
         inherited = d.model is None and d.scaffold is None
         agents = "as main" if inherited else describe_agent(team.app_agent("(defaults)"))

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from orchestra.cli import main
 
 
@@ -32,3 +34,22 @@ def test_concurrent_rollouts_give_the_same_results(capsys):
     for sid, r in serial.items():
         assert (r["reward"], r["sim_seconds"], r["event_log_sha256"]) == (
             concurrent[sid]["reward"], concurrent[sid]["sim_seconds"], concurrent[sid]["event_log_sha256"]), sid
+
+
+def test_a_filter_that_matches_nothing_is_an_error_not_an_empty_run(capsys, tmp_path):
+    out = tmp_path / "out"
+    code = main(["run", "--team", "oracle", "--scenarios", "bundled", "--id", "no_such_scenario", "--out", str(out)])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "no scenario matching --id no_such_scenario in bundled" in err and "Traceback" not in err
+    assert not out.exists()  # nothing written for a run that never started
+    assert main(["run", "--model", "orchestra/oracle", "--scenarios", "bundled:time", "--capability", "NoSuchTag"]) == 2
+    assert "no scenario matching --capability NoSuchTag in bundled:time" in capsys.readouterr().err
+
+
+def test_limit_must_be_positive(capsys):
+    for bad in ("-1", "0"):
+        with pytest.raises(SystemExit) as info:
+            main(["run", "--team", "oracle", "--scenarios", "bundled", "--limit", bad])
+        assert info.value.code == 2
+        assert f"argument --limit: must be 1 or more, got {bad}" in capsys.readouterr().err

@@ -70,6 +70,15 @@ def test_check_reports_each_bad_file_and_exits_2(capsys, tmp_path, solo):
     assert "Traceback" not in err and "2 team file(s): 1 ok, 1 invalid" in err
 
 
+def test_check_says_when_an_app_list_is_empty(capsys, tmp_path):
+    empty = tmp_path / "empty_apps.yaml"
+    empty.write_text("name: e\nmain: {model: orchestra/oracle}\napp_agents: {apps: []}\n")
+    assert main(["teams", "check", str(empty)]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        f"OK    {empty}: team e | main: tool_calling orchestra/oracle | app-agents: none (apps: [] replaces no app) -> as main"
+    ]
+
+
 def test_list_names_the_shipped_teams(capsys):
     assert main(["teams", "list"]) == 0
     out = capsys.readouterr().out
