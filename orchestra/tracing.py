@@ -35,16 +35,19 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import os
+import random
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Literal
+from urllib.parse import urlsplit
 
 from orchestra.errors import OrchestraError
 
 if TYPE_CHECKING:  # pragma: no cover
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import SpanExporter
+    from opentelemetry.sdk.trace.id_generator import IdGenerator
     from opentelemetry.trace import Tracer
 
 #: The instrumentation scope of every orchestra span.
@@ -74,6 +77,56 @@ def content_from_env() -> bool:
     return os.environ.get(CAPTURE_CONTENT_ENV, "").strip().lower() in _CONTENT_ON
 
 
+def _check_sdk_enabled() -> None:
+    """`OTEL_SDK_DISABLED=true` turns every SDK `TracerProvider` into a no-op: asked for spans, the run
+    would write an empty file (or send nothing) without a word."""
+    if os.environ.get("OTEL_SDK_DISABLED", "").strip().lower() == "true":
+        raise TracingError("tracing was asked for, but OTEL_SDK_DISABLED=true disables the OpenTelemetry SDK (no span would be recorded): unset it")
+
+
+def _check_http_endpoint(endpoint: str | None) -> None:
+    """An OTLP/HTTP endpoint without `http://` or `https://` (`localhost:4318`, a common slip, valid
+    for gRPC) fails only at export time, after the whole run, with "No connection adapters were
+    found" and every span lost; say so before anything runs."""
+    sources: list[tuple[str, str | None]] = [("endpoint", endpoint)] if endpoint is not None else []
+    sources += [(name, os.environ.get(name)) for name in ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT")]
+    where, value = next(((w, v) for w, v in sources if v), ("", None))
+    if value is not None and urlsplit(value.strip()).scheme not in ("http", "https"):
+        raise TracingError(f"{where}={value!r} is not an http:// or https:// URL, which OTLP over HTTP needs (e.g. http://{value.strip()})")
+
+
+def system_random_ids() -> IdGenerator:
+    """Trace and span ids from the OS's randomness, never from the `random` module's global state.
+
+    The SDK's default `RandomIdGenerator` draws from `random.getrandbits`, and ARE seeds that global
+    generator (`random.seed(33)` when it is imported, again when some apps are seeded), so every
+    `orchestra run` would start with the same trace and span ids: two runs exported to one backend
+    (or appended to one JSONL file) would merge into one trace with colliding span ids.
+    """
+    from opentelemetry.sdk.trace.id_generator import IdGenerator
+    from opentelemetry.trace import INVALID_SPAN_ID, INVALID_TRACE_ID
+
+    rng = random.SystemRandom()
+
+    class SystemRandomIdGenerator(IdGenerator):
+        def generate_span_id(self) -> int:
+            span_id = rng.getrandbits(64)
+            while span_id == INVALID_SPAN_ID:
+                span_id = rng.getrandbits(64)
+            return span_id
+
+        def generate_trace_id(self) -> int:
+            trace_id = rng.getrandbits(128)
+            while trace_id == INVALID_TRACE_ID:
+                trace_id = rng.getrandbits(128)
+            return trace_id
+
+        def is_trace_id_random(self) -> bool:
+            return True
+
+    return SystemRandomIdGenerator()
+
+
 class Tracing:
     """One trace destination: an SDK `TracerProvider` of its own with one exporter.
 
@@ -92,11 +145,12 @@ class Tracing:
 
         from orchestra import __version__
 
+        _check_sdk_enabled()
         attributes: dict[str, Any] = {"service.version": __version__}
         if not os.environ.get("OTEL_SERVICE_NAME"):
             attributes["service.name"] = "orchestra"
         # Resource.create also reads OTEL_RESOURCE_ATTRIBUTES and OTEL_SERVICE_NAME.
-        self.provider: TracerProvider = TracerProvider(resource=Resource.create(attributes))
+        self.provider: TracerProvider = TracerProvider(resource=Resource.create(attributes), id_generator=system_random_ids())
         self.provider.add_span_processor(BatchSpanProcessor(exporter) if batch else SimpleSpanProcessor(exporter))
         self.tracer: Tracer = self.provider.get_tracer(INSTRUMENTATION_NAME, __version__)
         self.exporter = exporter
@@ -129,6 +183,7 @@ class Tracing:
             kwargs["headers"] = headers
         exporter: SpanExporter
         if chosen == "http/protobuf":
+            _check_http_endpoint(endpoint)
             from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter as HTTPExporter
 
             exporter = HTTPExporter(**kwargs)
@@ -153,6 +208,7 @@ class Tracing:
         format `orchestra trace FILE` reads."""
         from opentelemetry.sdk.trace.export import ConsoleSpanExporter
 
+        _check_sdk_enabled()  # before the file is truncated
         target = Path(path)
         try:
             target.parent.mkdir(parents=True, exist_ok=True)

@@ -20,9 +20,8 @@ Names and attributes, and where they come from. Source: the GenAI semantic conve
 
 * workflow — span name `invoke_workflow {gen_ai.workflow.name}`, kind INTERNAL,
   `gen_ai.operation.name=invoke_workflow`, `gen_ai.workflow.name` (the team's name, else the policy
-  label). semantic-conventions-genai v0.1.0 merges this span into the internal `invoke_agent` span
-  and names the workflow with `gen_ai.agent.name`; the operation name stays `invoke_workflow`, so
-  both names are set. The judge's verdict is the conventions' evaluation result: a
+  label) and no `gen_ai.agent.name` (a workflow is not an agent: backends that group by agent
+  name would list a phantom agent named after the team). The judge's verdict is the conventions' evaluation result: a
   `gen_ai.evaluation.result` span event with `gen_ai.evaluation.name` (the judge: `scripted`,
   `strict`, `llm:<model>`), `gen_ai.evaluation.score.value` (the reward),
   `gen_ai.evaluation.score.label` (`pass` / `fail`) and, with content, `gen_ai.evaluation.explanation`
@@ -30,7 +29,8 @@ Names and attributes, and where they come from. Source: the GenAI semantic conve
   `orchestra.reward`) because backends filter on attributes, not events.
 * agent — `invoke_agent {gen_ai.agent.name}`, INTERNAL (the conventions' in-process agent span),
   `gen_ai.operation.name=invoke_agent`, `gen_ai.provider.name`, `gen_ai.agent.name` (the agent's
-  name, unique in its rollout: `main`, `Calendar_agent`, ...), `gen_ai.agent.id` (the agent
+  name, unique in its rollout: `main`, `Calendar`, `Calendar#2` for a second delegation to the same
+  app-agent, ...), `gen_ai.agent.id` (the agent
   context's own id, unique per agent), `gen_ai.conversation.id` (one id per *rollout*, shared by
   every span of it), `gen_ai.request.model`, and at the end the agent's total
   `gen_ai.usage.input_tokens` / `gen_ai.usage.output_tokens`.
@@ -38,7 +38,8 @@ Names and attributes, and where they come from. Source: the GenAI semantic conve
   `gen_ai.provider.name` (litellm's provider, mapped to the conventions' values: `openai`,
   `anthropic`, `aws.bedrock`, `gcp.vertex_ai`, ...; orchestra's offline models: `orchestra`),
   `gen_ai.request.model`, `gen_ai.response.model`, `gen_ai.usage.input_tokens`,
-  `gen_ai.usage.output_tokens`, `gen_ai.response.finish_reasons`, `gen_ai.request.temperature` /
+  `gen_ai.usage.output_tokens`, `gen_ai.usage.reasoning.output_tokens` (when the provider reports
+  reasoning tokens; part of the output tokens), `gen_ai.response.finish_reasons`, `gen_ai.request.temperature` /
   `max_tokens` / `stop_sequences` / `seed` when sent, `gen_ai.output.type=json` under constrained
   decoding, `server.address` / `server.port` for an endpoint. Retries are visible as
   `orchestra.model.attempts` (transient failures retried inside the call); a call that failed for
@@ -203,7 +204,6 @@ async def _traced_rollout(tracing: Tracing, spec: Any, inner: Awaitable[Any]) ->
     attributes: dict[str, Any] = {
         "gen_ai.operation.name": "invoke_workflow",
         "gen_ai.workflow.name": label,
-        "gen_ai.agent.name": label,
         "gen_ai.conversation.id": state.conversation_id,
         "orchestra.policy": spec.policy,
         "orchestra.scenario.id": PurePath(str(spec.scenario)).stem,
@@ -317,6 +317,12 @@ async def _traced_agent(tracing: Tracing, agent: AgentView, inner: Awaitable[Non
         if agent.ledger.error:
             span.set_attribute("error.type", "agent_error")
             span.set_status(StatusCode.ERROR, agent.ledger.error if tracing.content else "agent_error")
+        elif agent.role == "sub" and agent.ledger.answer is None:
+            # no exception, but no answer either (its step budget ran out, the environment stopped):
+            # `spawn` hands the caller a failed outcome, so the sub-agent's own span is an error too
+            kind = agent.ledger.stop_reason or "no_answer"
+            span.set_attribute("error.type", kind)
+            span.set_status(StatusCode.ERROR, kind)
 
 
 async def _traced_chat(tracing: Tracing, agent: AgentView, request: ModelRequest, inner: Awaitable[ModelResponse]) -> ModelResponse:
@@ -375,7 +381,7 @@ async def _traced_chat(tracing: Tracing, agent: AgentView, request: ModelRequest
             "orchestra.sim.duration_s": float(agent.session.config.clock.model_seconds(usage.prompt_tokens, usage.completion_tokens)),
         })
         if usage.reasoning_tokens:
-            span.set_attribute("orchestra.usage.reasoning_tokens", usage.reasoning_tokens)
+            span.set_attribute("gen_ai.usage.reasoning.output_tokens", usage.reasoning_tokens)
         if usage.counted_locally:
             span.set_attribute("orchestra.usage.counted_locally", True)
         if response.model:

@@ -33,6 +33,8 @@ def tracing_from_args(args: argparse.Namespace) -> Iterator[None]:
     spec = getattr(args, "trace", None)
     if spec is None and hasattr(args, "trace"):
         env = os.environ.get("OTEL_TRACES_EXPORTER", "").strip().lower()
+        if os.environ.get("OTEL_SDK_DISABLED", "").strip().lower() == "true":
+            env = "none"  # both from the environment: the SDK's off switch wins, as in the SDK (an explicit --trace is an error)
         if env in ("otlp", "console"):
             spec = env
         elif env not in ("", "none"):

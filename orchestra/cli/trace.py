@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,6 +35,8 @@ class SpanRow:
     attributes: dict[str, Any]
     line: int
     children: list[SpanRow] = field(default_factory=list)
+    #: a stand-in for a parent span that is not in the file (it never ended: the run was interrupted)
+    missing: bool = False
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -57,12 +60,18 @@ def read_spans(path: Path) -> list[SpanRow]:
     except (OSError, UnicodeDecodeError) as exc:
         raise TraceFileError(f"{path}: cannot read the trace file: {exc}") from exc
     rows = []
-    for number, line in enumerate(text.splitlines(), start=1):
+    lines = text.splitlines()
+    for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:
             obj = json.loads(line)
         except json.JSONDecodeError as exc:
+            if number == len(lines) and not text.endswith("\n"):
+                # the exporter writes whole lines: a last line without its newline was cut off while
+                # being written (the run was killed); what came before it is still a valid trace
+                print(f"orchestra trace: {path}:{number}: the last line is cut off (the run was interrupted?); skipped", file=sys.stderr)
+                break
             raise TraceFileError(f"{path}:{number}: not JSON ({exc.msg} at column {exc.colno}); expected one span object per line") from None
         rows.append(_row(obj, path, number))
     return rows
@@ -103,8 +112,17 @@ def render(spans: list[SpanRow]) -> str:
     for trace_id, members in by_trace.items():
         ids = {s.span_id: s for s in members}
         roots: list[SpanRow] = []
-        for s in members:
+        for s in list(members):
             parent = ids.get(s.parent_id) if s.parent_id else None
+            if parent is None and s.parent_id:
+                # a span ends (and is written) after its children: one that is missing never ended, so its
+                # children are kept together under a stand-in rather than scattered as roots
+                parent = ids[s.parent_id] = SpanRow(
+                    name=s.parent_id, trace_id=trace_id, span_id=s.parent_id, parent_id=None, start_time=s.start_time,
+                    status="UNSET", status_description="", attributes={}, line=s.line, missing=True,
+                )
+                roots.append(parent)
+                members.append(parent)
             (parent.children if parent is not None else roots).append(s)
         for s in members:
             s.children.sort(key=lambda c: (c.start_time, c.line))
@@ -115,14 +133,15 @@ def render(spans: list[SpanRow]) -> str:
     for _, trace_id, roots in trees:
         out.append(f"trace {trace_id.removeprefix('0x')}\n")
         for root in roots:
-            _lines(root, "", "", out, orphan=root.parent_id is not None)
+            _lines(root, "", "", out)
         out.append("\n")
     out.append(f"{len(trees)} trace(s), {len(spans)} span(s)\n")
     return "".join(out)
 
 
-def _lines(span: SpanRow, first: str, rest: str, out: list[str], *, orphan: bool = False) -> None:
-    out.append(f"{first}{_describe(span)}{'  (parent not in file)' if orphan else ''}\n")
+def _lines(span: SpanRow, first: str, rest: str, out: list[str]) -> None:
+    text = f"? span {span.span_id.removeprefix('0x')}  (not in the file: it never ended — was the run interrupted?)" if span.missing else _describe(span)
+    out.append(f"{first}{text}\n")
     for i, child in enumerate(span.children):
         last = i + 1 == len(span.children)
         _lines(child, rest + ("└─ " if last else "├─ "), rest + ("   " if last else "│  "), out)

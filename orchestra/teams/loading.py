@@ -7,8 +7,9 @@ from PyYAML's node tree (`compose`), which keeps each key's and value's line: py
 
 What is checked, in order (a later stage runs only when the earlier ones passed):
 
-1. YAML syntax, an empty file, a top level that is not a mapping, duplicate keys (PyYAML
-   silently keeps the last one);
+1. the file itself (missing, a folder, not UTF-8: the first bad byte's line and column), YAML
+   syntax, an empty file, a top level that is not a mapping, duplicate keys (PyYAML silently
+   keeps the last one);
 2. the schema (`TeamConfig`): a typo'd key (with the closest valid key), a missing model,
    a proportion outside [0, 1], both or neither of `apps` and `proportion`, ...;
 3. `plugins:` — each module (or `module:object`) must import;
@@ -117,13 +118,19 @@ def read_team(path: str | Path, *, host: Callable[[Sequence[object]], Host] | No
     `host(plugins)` builds the `Host` whose scaffolds the team's are checked against (default:
     `Host.create(plugins)`); pass a caching factory to check many files with one host."""
     path = Path(path)
+    if path.is_dir():
+        raise TeamError([f"{path}: is a folder, not a team file (give the .yaml file itself)"])
     if not path.is_file():
         names = ", ".join(p.stem for p in shipped_teams()) or "none"
         raise TeamError([f"{path}: no such team file (shipped teams, usable by name: {names})"])
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise TeamError([f"{path}: cannot read the team file: {exc.strerror if isinstance(exc, OSError) else exc}"]) from None
+        data = path.read_bytes()
+    except OSError as exc:
+        raise TeamError([f"{path}: cannot read the team file: {exc.strerror}"]) from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise TeamError([_not_utf8(path, data, exc)]) from None
     node, data = _parse_yaml(text, path)
     positions = dict(_positions(node))
     where = _Locator(path, node)
@@ -143,7 +150,8 @@ def read_team(path: str | Path, *, host: Callable[[Sequence[object]], Host] | No
     try:
         registered = host(plugins).scaffolds
     except OrchestraError as exc:
-        raise TeamError([f"{where.at(('plugins',))}: plugins: the host could not be built with this team's plugins: {exc}"]) from None
+        why = "; ".join(line.strip() for line in str(exc).splitlines() if line.strip())  # pluggy's messages span lines
+        raise TeamError([f"{where.at(('plugins',))}: plugins: the host could not be built with this team's plugins: {why}"]) from None
     problems = _scaffold_problems(config, registered, where) + _app_problems(config, where) + _ref_problems(node, where)
     if problems:
         raise TeamError(_by_line(problems, path))
@@ -227,6 +235,15 @@ def import_plugin(spec: str) -> object:
 # ------------------------------------------------------------------------------------------ YAML
 
 
+def _not_utf8(path: Path, data: bytes, exc: UnicodeDecodeError) -> str:
+    """Where the first byte that is not UTF-8 is (a file saved as Latin-1 / cp1252, usually)."""
+    before = data[: exc.start]
+    line = before.count(b"\n") + 1
+    column = len(before) - (before.rfind(b"\n") + 1) + 1
+    return (f"{path}:{line}:{column}: the file is not UTF-8 (byte 0x{data[exc.start]:02x} cannot be decoded); "
+            "save it as UTF-8")
+
+
 def _parse_yaml(text: str, path: Path) -> tuple[yaml.MappingNode, Any]:
     loader = yaml.SafeLoader(text)
     try:
@@ -239,6 +256,8 @@ def _parse_yaml(text: str, path: Path) -> tuple[yaml.MappingNode, Any]:
         if context and exc.context_mark is not None and exc.context_mark is not mark:
             context += f" (line {exc.context_mark.line + 1}, column {exc.context_mark.column + 1})"
         what = ": ".join(p for p in (context, exc.problem) if p)
+        if exc.problem and "'\\t'" in exc.problem:
+            what += " (YAML indents with spaces, never tabs)"
         raise TeamError([f"{path}{pos}: YAML syntax error: {what}"]) from None
     except yaml.YAMLError as exc:
         raise TeamError([f"{path}: YAML syntax error: {exc}"]) from None
@@ -339,6 +358,8 @@ def _schema_problems(exc: ValidationError, where: _Locator) -> list[str]:
         ):
             continue
         found, node, complete = where.resolve(loc)
+        if found and found[-1] == "apps" and isinstance(err.get("input"), list) and any(str(el).startswith("literal[") for el in loc):
+            continue  # a list given for `apps`: its items' errors (list branch) say what is wrong, not "expected 'all'"
         if not complete and err["type"] != "missing" and any(isinstance(el, str) and "[" in el for el in loc):
             # one message per union (`apps: 'all' | [names]`), not one per branch pydantic tried
             if found in union_paths:
@@ -359,11 +380,18 @@ def _message(err: Any, found: Loc, complete: bool) -> str:
         if not close and "model" in valid and key in ModelConfig.model_fields:
             hint = f"; {key!r} is a model setting: write it under `model:` (model: {{model: ..., {key}: ...}})"
         return f"unknown key {key!r}{hint} (valid keys here: {', '.join(valid)})"
-    if kind == "missing":
+    if kind == "missing" or (value is None and found and found[-1] == "model" and complete):
         missing = str(err["loc"][-1])
-        if missing == "model":
+        if missing == "model":  # also `model:` with nothing after it (null)
             return "missing: every agent needs a model (a litellm model string, e.g. openai/gpt-4o-mini or orchestra/oracle)"
         return "missing (required)"
+    if kind == "dict_type":
+        return f"expected a mapping, got {value!r}"
+    if kind == "model_type":  # pydantic: "Input should be a valid dictionary or instance of AgentConfig"
+        keys = _valid_keys(found)
+        hint = f" (keys: {', '.join(keys)})" if keys else ""
+        shorthand = f"; e.g. main: {{model: {value}}}" if isinstance(value, str) and found == ("main",) else ""
+        return f"expected a mapping{hint}, got {value!r}{shorthand}"
     if found and found[-1] == "apps" and not complete:
         return f"expected 'all' or a list of app names, got {value!r}"
     if found and found[-1] == "proportion" and kind in ("less_than_equal", "greater_than_equal"):

@@ -84,11 +84,27 @@ def test_trace_file_errors_name_the_file_and_line(capsys, tmp_path):
     assert main(["trace", str(bad)]) == 2
     assert f"{bad}:1: expected a span object, got list" in capsys.readouterr().err
 
-    # a span whose parent is not in the file is shown as a root, flagged
-    orphan = {"name": "chat m", "context": {"trace_id": "0x1", "span_id": "0x3"}, "parent_id": "0x9", "attributes": {}}
-    bad.write_text(json.dumps(good) + "\n" + json.dumps(orphan) + "\n")
+    # spans whose parent is not in the file (it never ended: an interrupted run) stay together under a stand-in
+    orphans = [
+        {"name": name, "context": {"trace_id": "0x1", "span_id": span_id}, "parent_id": "0x9", "start_time": start, "attributes": {}}
+        for name, span_id, start in (("chat m", "0x3", "t1"), ("execute_tool t", "0x4", "t2"))
+    ]
+    bad.write_text("".join(json.dumps(s) + "\n" for s in [good, *orphans]))
     assert main(["trace", str(bad)]) == 0
-    assert "chat m  ok  (parent not in file)" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "? span 9  (not in the file: it never ended — was the run interrupted?)\n├─ chat m  ok\n└─ execute_tool t  ok\n" in out
+    assert out.rstrip().endswith("1 trace(s), 3 span(s)")
+
+    # a run killed while writing a span leaves a last line without its newline: skipped, with a warning
+    bad.write_text("".join(json.dumps(s) + "\n" for s in [good, *orphans]) + json.dumps(good)[:25])
+    assert main(["trace", str(bad)]) == 0
+    captured = capsys.readouterr()
+    assert f"{bad}:4: the last line is cut off (the run was interrupted?); skipped" in captured.err
+    assert captured.out.rstrip().endswith("1 trace(s), 3 span(s)")
+    # ... but a bad line that ends with a newline is still an error
+    bad.write_text(json.dumps(good) + "\n" + json.dumps(good)[:25] + "\n")
+    assert main(["trace", str(bad)]) == 2
+    assert f"{bad}:2: not JSON" in capsys.readouterr().err
 
 
 def test_bad_trace_options_are_clear_errors(capsys, scenario_path, monkeypatch):
@@ -106,6 +122,14 @@ def test_otel_traces_exporter_console_turns_tracing_on(capsys, scenario_path, mo
     captured = capsys.readouterr()
     assert json.loads(captured.out)["success"] is True  # stdout stays the command's output
     assert '"name": "invoke_workflow oracle"' in captured.err
+
+    # OTEL_SDK_DISABLED=true wins over OTEL_TRACES_EXPORTER (both the environment's); an explicit --trace is an error
+    monkeypatch.setenv("OTEL_SDK_DISABLED", "true")
+    assert main(["replay", str(scenario_path("starter_search_lookup")), "--json"]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["success"] is True and "invoke_workflow" not in captured.err
+    assert main(["replay", str(scenario_path("starter_search_lookup")), "--trace", "console"]) == 2
+    assert "OTEL_SDK_DISABLED=true disables the OpenTelemetry SDK" in capsys.readouterr().err
 
 
 # ------------------------------------------------------------------------------ OTLP, HTTP and gRPC

@@ -3,6 +3,7 @@ time, content opt-in, error status, and one trace per rollout at concurrency 8."
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import sys
@@ -38,8 +39,9 @@ class ContactsExpert:
     """The shape of an Agent2Agent team: the main agent's Contacts tools become one expert tool,
     and a call to it runs an app-agent (`spawn`) with the Contacts tools."""
 
-    def __init__(self, sub_model: str) -> None:
+    def __init__(self, sub_model: str, max_steps: int = 50) -> None:
         self.sub_model = sub_model
+        self.max_steps = max_steps
 
     @hookimpl
     def agent_tools(self, agent: Any, tools: dict[str, ToolSpec]) -> None:
@@ -54,7 +56,9 @@ class ContactsExpert:
             return None
         contacts = {n: s for n, s in agent.session.tools.items() if n.startswith("Contacts__")}
         model = ModelConfig(model=self.sub_model, backoff_seconds=0.0, max_retries=0)
-        return spawn(agent, call.arguments["task"], name="Contacts_agent", call=call, model=model, scaffold="tool_calling", tools=contacts)
+        return spawn(
+            agent, call.arguments["task"], name="Contacts_agent", call=call, model=model, scaffold="tool_calling", tools=contacts, max_steps=self.max_steps
+        )
 
 
 def _react(name: str, args: dict[str, Any]) -> dict[str, Any]:
@@ -78,8 +82,10 @@ def _sub_script(tmp_path: Any, *, bad_call: bool = False) -> str:
     ], name="sub.json")
 
 
-def _run_team(path: Any, tmp_path: Any, judge_pool: Any, tracing: Tracing | None, *, sub_model: str | None = None, bad_call: bool = False) -> RolloutRecord:
-    host = Host.create([ContactsExpert(sub_model or f"orchestra/scripted:{_sub_script(tmp_path, bad_call=bad_call)}")], entry_points=False)
+def _run_team(
+    path: Any, tmp_path: Any, judge_pool: Any, tracing: Tracing | None, *, sub_model: str | None = None, bad_call: bool = False, sub_max_steps: int = 50
+) -> RolloutRecord:
+    host = Host.create([ContactsExpert(sub_model or f"orchestra/scripted:{_sub_script(tmp_path, bad_call=bad_call)}", sub_max_steps)], entry_points=False)
     spec = RolloutSpec(scenario=str(path), agent=AgentConfig(scaffold="react", model=ModelConfig(model=f"orchestra/scripted:{_main_script(tmp_path)}")))
 
     async def go() -> RolloutRecord:
@@ -133,6 +139,7 @@ def test_a_delegation_is_one_trace_workflow_agent_tool_subagent(email_scenario, 
     # GenAI attributes.
     wa = workflow.attributes
     assert wa["gen_ai.operation.name"] == "invoke_workflow" and wa["orchestra.scenario.id"] == "test_env_turn_email"
+    assert "gen_ai.agent.name" not in wa  # a workflow is not an agent (no phantom agent named after the team)
     result = record.result
     assert wa["orchestra.sample_index"] == 0 and wa["orchestra.verdict"] is result.success and wa["orchestra.reward"] == result.reward
     (evaluation,) = [e for e in workflow.events if e.name == "gen_ai.evaluation.result"]
@@ -227,6 +234,17 @@ def test_a_failed_tool_and_a_failed_model_are_error_spans(email_scenario, tmp_pa
     (workflow,) = [s for s in exporter.get_finished_spans() if s.parent is None]
     assert workflow.status.status_code == StatusCode.UNSET and "orchestra.verdict" in workflow.attributes
 
+    # The app-agent spends its one-step budget without answering: no exception anywhere, but the
+    # delegation failed, and its span says why
+    exporter = InMemorySpanExporter()
+    record = _run_team(email_scenario, tmp_path, judge_pool, Tracing(exporter), sub_max_steps=1)
+    assert record.result is not None and not record.result.delegations[0].ok
+    named = _by_name(exporter.get_finished_spans())
+    (sub,) = named["invoke_agent Contacts_agent"]
+    assert sub.status.status_code == StatusCode.ERROR and sub.attributes["error.type"] == "step_budget"
+    assert named[f"execute_tool {EXPERT}"][0].status.status_code == StatusCode.ERROR
+    assert named["invoke_agent main"][0].status.status_code == StatusCode.UNSET  # the main agent has no answer to give
+
 
 class Interleave:
     """Yields to the event loop around every model call, so concurrent rollouts really interleave."""
@@ -305,6 +323,54 @@ def test_a_rollout_span_is_a_new_trace_even_inside_a_callers_span(scenario_path,
     assert workflow.parent is None and workflow.context.trace_id != outer.get_span_context().trace_id
 
 
+class ReasoningModel:
+    """Stands in for a provider that reports reasoning tokens (inside the tracing wrapper: trylast)."""
+
+    @hookimpl(wrapper=True, trylast=True)
+    def model_call(self, agent: Any, request: Any) -> Any:
+        inner = yield
+
+        async def with_reasoning() -> Any:
+            response = await inner
+            return dataclasses.replace(response, usage=dataclasses.replace(response.usage, reasoning_tokens=7))
+
+        return with_reasoning()
+
+
+def test_reasoning_tokens_use_the_conventions_attribute(scenario_path, judge_pool):
+    exporter = InMemorySpanExporter()
+    host = Host.create([ReasoningModel()], entry_points=False)
+    spec = RolloutSpec(scenario=str(scenario_path("starter_search_lookup")), agent=AgentConfig(scaffold="tool_calling", model=ModelConfig(model="orchestra/oracle")))
+    with Tracing(exporter):
+        record = anyio.run(lambda: execute(spec, host=host, judge_pool=judge_pool))
+    assert record.result is not None
+    chats = [s for s in exporter.get_finished_spans() if s.name.startswith("chat ")]
+    assert chats and all(c.attributes["gen_ai.usage.reasoning.output_tokens"] == 7 for c in chats)
+    assert not [k for c in chats for k in c.attributes if "reasoning" in k and k != "gen_ai.usage.reasoning.output_tokens"]
+
+
+def test_trace_ids_do_not_follow_the_seeded_global_random_state():
+    """ARE seeds `random` globally when imported (`random.seed(33)`): with the SDK's default id
+    generator every `orchestra run` started with the same trace and span ids, so two runs sent to
+    one backend, or appended to one JSONL file, merged into one trace."""
+    import random
+
+    saved = random.getstate()
+    ids: list[set[int]] = []
+    try:
+        for _ in range(2):
+            random.seed(33)  # what importing ARE does in every new process
+            exporter = InMemorySpanExporter()
+            with Tracing(exporter) as tracing, tracing.tracer.start_as_current_span("workflow"):
+                with tracing.tracer.start_as_current_span("agent"):
+                    pass
+            spans = exporter.get_finished_spans()
+            ids.append({s.context.trace_id for s in spans} | {s.context.span_id for s in spans})
+    finally:
+        random.setstate(saved)
+    assert len(ids[0]) == len(ids[1]) == 3 and not ids[0] & ids[1]
+
+
 def test_disabled_tracing_imports_nothing_of_opentelemetry():
     code = (
         "import sys\n"
@@ -335,6 +401,36 @@ def test_bad_trace_destinations_are_clear_errors(tmp_path):
     (tmp_path / "a_file").write_text("")
     with pytest.raises(TracingError, match="cannot write the trace file"):
         Tracing.from_spec(f"jsonl:{tmp_path / 'a_file' / 'trace.jsonl'}")
+
+
+def test_an_otlp_http_endpoint_without_a_scheme_is_a_clear_error(monkeypatch):
+    """Else the SDK fails only when it exports, after the run ("No connection adapters were found"), losing every span."""
+    for var in ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_PROTOCOL", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "localhost:4318")
+    with pytest.raises(TracingError, match=r"OTEL_EXPORTER_OTLP_ENDPOINT='localhost:4318' is not an http:// or https:// URL.*http://localhost:4318"):
+        Tracing.from_spec("otlp")
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "collector:4318/v1/traces")  # the traces variable wins, as in the SDK
+    with pytest.raises(TracingError, match="OTEL_EXPORTER_OTLP_TRACES_ENDPOINT='collector:4318/v1/traces'"):
+        Tracing.otlp()
+    with pytest.raises(TracingError, match="endpoint='127.0.0.1:6006/v1/traces'"):
+        Tracing.otlp(endpoint="127.0.0.1:6006/v1/traces")
+    Tracing.otlp(endpoint="https://collector.example:4318/v1/traces").shutdown()  # a URL is fine
+    Tracing.otlp(protocol="grpc").shutdown()  # gRPC takes host:port without a scheme
+
+
+def test_tracing_with_the_sdk_disabled_is_a_clear_error(monkeypatch, tmp_path):
+    """OTEL_SDK_DISABLED=true makes the SDK record nothing: `--trace jsonl:PATH` wrote an empty file, silently."""
+    monkeypatch.setenv("OTEL_SDK_DISABLED", "true")
+    kept = tmp_path / "earlier.jsonl"
+    kept.write_text("an earlier run's spans\n")
+    with pytest.raises(TracingError, match="OTEL_SDK_DISABLED=true disables the OpenTelemetry SDK"):
+        Tracing.from_spec(f"jsonl:{kept}")
+    assert kept.read_text() == "an earlier run's spans\n"  # not truncated
+    with pytest.raises(TracingError, match="OTEL_SDK_DISABLED"):
+        Tracing(InMemorySpanExporter())
+    monkeypatch.setenv("OTEL_SDK_DISABLED", "false")
+    Tracing(InMemorySpanExporter()).shutdown()
 
 
 def test_a_real_team_traces_main_agent_expert_call_and_app_agent(tmp_path, judge_pool, scenario_path, monkeypatch):

@@ -71,6 +71,34 @@ def test_a_valid_file_loads_with_its_fallbacks(write, host):
         pytest.param("just text\n", ":1: the top level must be a mapping (name:, main:, ...), got a str", id="top-level-scalar"),
         pytest.param("name: x\nmain: {model: m}\nname: y\n", ":3: name: duplicate key (first given on line 1)", id="duplicate-key"),
         pytest.param(
+            "name: x\nmain:\n\tmodel: m\n",
+            ":3:1: YAML syntax error: while scanning for the next token: found character '\\t' that cannot start any token "
+            "(YAML indents with spaces, never tabs)",
+            id="yaml-tab-hint",
+        ),
+        pytest.param("name: x\nmain:\n  model:\n", ":3: main.model: missing: every agent needs a model", id="model-null"),
+        pytest.param(
+            "name: x\nmain: orchestra/oracle\n",
+            ":2: main: expected a mapping (keys: scaffold, model, max_steps, scaffold_options), got 'orchestra/oracle'; "
+            "e.g. main: {model: orchestra/oracle}",
+            id="main-as-a-model-string",
+        ),
+        pytest.param(
+            "name: x\nmain: {model: m}\napp_agents:\n  apps: all\n  defaults: tool_calling\n",
+            ":5: app_agents.defaults: expected a mapping (keys: scaffold, model, max_steps, scaffold_options), got 'tool_calling'",
+            id="defaults-not-a-mapping",
+        ),
+        pytest.param(
+            "name: x\nmain: {model: m}\napp_agents:\n  apps: all\n  overrides: [Calendar]\n",
+            ":5: app_agents.overrides: expected a mapping, got ['Calendar']",
+            id="overrides-a-list",
+        ),
+        pytest.param(
+            "name: x\nmain: {model: m}\napp_agents:\n  apps: [1, Calendar]\n",
+            ":4:10: app_agents.apps[0]: Input should be a valid string, got 1",
+            id="apps-list-with-a-number",
+        ),
+        pytest.param(
             "name: x\nmain:\n  model: m\n  scafold: react\n",
             ":4: main.scafold: unknown key 'scafold'; did you mean 'scaffold'? (valid keys here: scaffold, model, max_steps, scaffold_options)",
             id="typo-main",
@@ -220,6 +248,37 @@ def test_a_scaffold_registered_by_the_teams_own_plugin_is_known(write, tmp_path,
     assert [getattr(p, "__name__", None) for p in team.plugins] == ["team_scaffold_plugin"]
     with pytest.raises(TeamError, match="unknown scaffold 'team_test_scaffold'"):
         read_team(write(text.replace("plugins: [team_scaffold_plugin]\n", "")))
+
+
+def test_a_folder_is_not_mistaken_for_a_missing_file(tmp_path):
+    (tmp_path / "team.yaml").mkdir()
+    with pytest.raises(TeamError) as info:
+        read_team(tmp_path / "team.yaml")
+    assert info.value.problems == [f"{tmp_path / 'team.yaml'}: is a folder, not a team file (give the .yaml file itself)"]
+
+
+def test_a_file_that_is_not_utf8_names_the_line_and_column(tmp_path):
+    path = tmp_path / "latin1.yaml"
+    path.write_bytes("name: x\ndescription: caf\u00e9\nmain: {model: m}\n".encode("latin-1"))
+    with pytest.raises(TeamError) as info:
+        read_team(path)
+    assert info.value.problems == [f"{path}:2:17: the file is not UTF-8 (byte 0xe9 cannot be decoded); save it as UTF-8"]
+
+
+def test_a_plugin_the_host_rejects_gets_a_one_line_error(write, tmp_path, monkeypatch):
+    (tmp_path / "bad_signature_plugin.py").write_text(
+        "from orchestra.hookspecs import hookimpl\n\n\n@hookimpl\ndef delegate(agent, call, extra):\n    return None\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(TeamError) as info:
+        read_team(write("name: x\nmain: {model: m}\nplugins: [bad_signature_plugin]\n"))
+    [problem] = info.value.problems
+    assert "\n" not in problem
+    assert problem.endswith(
+        ":3: plugins: the host could not be built with this team's plugins: plugin 'bad_signature_plugin' is not a valid orchestra "
+        "plugin: Plugin 'bad_signature_plugin' for hook 'delegate'; hookimpl definition: delegate(agent, call, extra); "
+        "Argument(s) {'extra'} are declared in the hookimpl but can not be found in the hookspec"
+    ), problem
 
 
 def test_a_missing_file_names_the_shipped_teams(tmp_path):
