@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from orchestra.agent import DEFAULT_MAX_STEPS
 from orchestra.models import ModelConfig
@@ -69,12 +69,30 @@ class AppAgentSettings(BaseModel):
     _shorthand = field_validator("model", mode="before")(classmethod(lambda cls, v: _model_shorthand(v)))
 
 
+def _may_be_app_agent(app: str) -> str:
+    if app in NEVER_APP_AGENTS:
+        raise ValueError(f"{app} cannot be an app-agent (ARE never replaces {', '.join(NEVER_APP_AGENTS)})")
+    return app
+
+
+#: An app named in `apps`: checked item by item, so an error points at the item's line.
+AppAgentName = Annotated[str, AfterValidator(_may_be_app_agent)]
+
+
+def _no_repeats(apps: Any) -> Any:
+    if isinstance(apps, list):
+        repeated = sorted({a for a in apps if apps.count(a) > 1})
+        if repeated:
+            raise ValueError(f"{', '.join(repeated)} listed more than once")
+    return apps
+
+
 class AppAgentsConfig(BaseModel):
     """Which apps become app-agents, and how those agents are made."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    apps: Literal["all"] | list[str] | None = Field(
+    apps: Annotated[Literal["all"] | list[AppAgentName] | None, AfterValidator(_no_repeats)] = Field(
         None, description="app names (ARE instance names, e.g. CalendarApp), or 'all' candidates"
     )
     proportion: float | None = Field(None, ge=0.0, le=1.0, description="share of candidate apps, sampled as ARE does from the scenario seed")
@@ -87,12 +105,6 @@ class AppAgentsConfig(BaseModel):
             raise ValueError("give either 'apps' (names or 'all') or 'proportion', not both")
         if self.apps is None and self.proportion is None:
             raise ValueError("say which apps become app-agents: 'apps' (names or 'all') or 'proportion' (a share, sampled as ARE does)")
-        if isinstance(self.apps, list):
-            bad = sorted(set(self.apps) & set(NEVER_APP_AGENTS))
-            if bad:
-                raise ValueError(f"{', '.join(bad)} cannot be app-agents (ARE never replaces {', '.join(NEVER_APP_AGENTS)})")
-            if len(set(self.apps)) != len(self.apps):
-                raise ValueError("an app is listed twice")
         return self
 
     def select(self, app_names: Sequence[str], seed: int) -> list[str]:

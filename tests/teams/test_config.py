@@ -72,8 +72,8 @@ def test_with_overrides_replaces_every_agents_model_and_scaffold():
     [
         ({"apps": "all", "proportion": 0.5}, "not both"),
         ({"defaults": {}}, "say which apps become app-agents"),
-        ({"apps": ["Calendar", "Calendar"]}, "an app is listed twice"),
-        ({"apps": ["AgentUserInterface"]}, "AgentUserInterface cannot be app-agents"),
+        ({"apps": ["Calendar", "Calendar"]}, "Calendar listed more than once"),
+        ({"apps": ["AgentUserInterface"]}, "AgentUserInterface cannot be an app-agent"),
         ({"proportion": 1.01}, "less than or equal to 1"),
     ],
 )

@@ -136,8 +136,13 @@ def test_a_valid_file_loads_with_its_fallbacks(write, host):
         pytest.param("name: x\nmain: {model: m}\napp_agents: {apps: al}\n", ":3: app_agents.apps: expected 'all' or a list of app names, got 'al'", id="apps-not-all"),
         pytest.param(
             "name: x\nmain: {model: m}\napp_agents:\n  apps: [Calendar, SystemApp]\n",
-            ":3: app_agents: SystemApp cannot be app-agents (ARE never replaces InternalContacts, AgentUserInterface, SystemApp)",
+            ":4:20: app_agents.apps[1]: SystemApp cannot be an app-agent (ARE never replaces InternalContacts, AgentUserInterface, SystemApp)",
             id="never-app-agent",
+        ),
+        pytest.param(
+            "name: x\nmain: {model: m}\napp_agents:\n  apps:\n    - Calendar\n    - Emails\n    - Calendar\n",
+            ":4: app_agents.apps: Calendar listed more than once",
+            id="app-listed-twice",
         ),
         pytest.param("name: x\nmain: {model: m, max_steps: 0}\n", ":2: main.max_steps: Input should be greater than 0, got 0", id="max-steps-zero"),
         pytest.param(
