@@ -106,6 +106,9 @@ class RolloutResult(BaseModel):
     agents: list[AgentLedger] = Field(default_factory=list)
     #: Every task an agent handed to a sub-agent (an app-agent's expert call included), in the order they finished.
     delegations: list[Delegation] = Field(default_factory=list)
+    #: The apps served by app-agents in this rollout (Agent2Agent), in the order ARE appends them;
+    #: empty for one agent — or for a team none of whose named apps this scenario has.
+    app_agents: list[str] = Field(default_factory=list)
 
 
 class Session:
@@ -127,6 +130,8 @@ class Session:
         self.ledgers: dict[str, AgentLedger] = {}
         #: Every delegation to a sub-agent, in the order they finished (`orchestra.agent.spawn` records them).
         self.delegations: list[Delegation] = []
+        #: The apps app-agents serve in this rollout (set by the Agent2Agent plugin; goes into the result).
+        self.app_agents: list[str] = []
         #: Per-agent mailboxes. ARE's notification system feeds the main agent (`MAIN_AGENT`);
         #: any other agent only sees what is posted to it (`post`).
         self._mailboxes: dict[str, list[Notification]] = {}
@@ -430,6 +435,7 @@ class Session:
             judge_checks=verdict.checks,
             agents=[replace(ledger) for ledger in self.ledgers.values()],
             delegations=[replace(d) for d in self.delegations],
+            app_agents=list(self.app_agents),
         )
         return self._result
 

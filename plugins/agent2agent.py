@@ -59,6 +59,7 @@ def agent_tools(agent: AgentView, tools: dict[str, ToolSpec]) -> None:
     if not agent.is_main:
         return
     apps = replaced_apps(agent.session)
+    agent.session.app_agents = list(apps)  # recorded in the result: which apps app-agents served here
     if not apps:
         return
     replaced = set(apps)

@@ -46,6 +46,7 @@ def outcome_record(o: RolloutRecord) -> dict[str, Any]:
             judge_usage=r.judge_usage.model_dump() if r.judge_usage is not None else None,
             agents=[vars(a) for a in r.agents],
             delegations=[vars(d) for d in r.delegations],
+            app_agents=r.app_agents,
         )
         if o.note:
             rec["perturbation_note"] = o.note

@@ -91,6 +91,7 @@ def test_an_app_agent_acts_for_the_main_agent_and_the_judge_counts_its_write(tmp
     sub = ledgers["Calendar"]
     assert (sub.role, sub.parent, sub.app, sub.scaffold, sub.answer, sub.error) == ("sub", "main", "Calendar", "tool_calling", "Event created.", None)
     assert ledgers["main"].app is None
+    assert result.app_agents == ["Calendar"]  # the result says which apps app-agents served here
 
     agent_events = [e for e in result.event_log if e["type"] == "AGENT"]
     tools = [e["tool"] for e in agent_events]
@@ -166,6 +167,7 @@ def test_named_apps_the_scenario_lacks_are_not_replaced_and_others_are(judge_poo
         experts = [n for n in main.tools if n.endswith("__expert_agent")]
         assert experts == ["Emails__expert_agent"] and not any(n.startswith("Emails__send") for n in main.tools)
         assert "Calendar__add_calendar_event" in main.tools
+        assert s.app_agents == ["Emails"]  # what the result reports: Shopping is not in this scenario
 
 
 def test_an_unknown_scaffold_anywhere_in_the_team_fails_before_the_rollout(tmp_path, judge_pool, scenario_path):
