@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 from typing import Any
+
+from orchestra.errors import OrchestraError
 
 SOURCE_HELP = "scenario file, folder, bundled[:CONFIG] or hf:CONFIG[/SPLIT][@REVISION]"
 
@@ -28,3 +31,11 @@ def _positive(text: str) -> int:
 
 def filter_kwargs(args: argparse.Namespace) -> dict[str, Any]:
     return {"capabilities": args.capability, "scenario_ids": args.scenario_ids, "limit": args.limit}
+
+
+def no_scenario_error(args: argparse.Namespace, sources: Sequence[object]) -> OrchestraError:
+    """The error for sources and filters that select no scenario (`--id` misspelt): a mistake to
+    report (exit 2), not a successful run of zero rollouts."""
+    given = [f"{flag} {v}" for flag, values in (("--capability", args.capability), ("--id", args.scenario_ids)) for v in values]
+    filters = f" matching {' '.join(given)}" if given else ""
+    return OrchestraError(f"no scenario{filters} in {', '.join(map(str, sources))} (`orchestra scenarios SOURCE` lists ids and capabilities)")

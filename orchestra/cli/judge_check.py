@@ -15,7 +15,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from orchestra.cli._output import emit_json, outcome_record, write_outcome
-from orchestra.cli._sources import SOURCE_HELP, add_filter_options, filter_kwargs
+from orchestra.cli._sources import SOURCE_HELP, add_filter_options, filter_kwargs, no_scenario_error
 from orchestra.cli._trace import add_trace_options
 from orchestra.cli.replay import add_session_options, session_config
 from orchestra.errors import OrchestraError
@@ -83,6 +83,8 @@ def run(args: argparse.Namespace) -> int:
             problems.append(f"{label}: expected reward {1.0 if o.expected_success else 0.0}, got {o.result.reward if o.result else None}")
         if o.native is not None and o.result is not None and o.native.success != o.result.success:
             problems.append(f"{label}: orchestra says {o.result.success}, ARE's harness says {o.native.success}")
+    if not rows:
+        raise no_scenario_error(args, args.sources)
     if not args.json:
         print_table(rows, args.parity)
         print(f"judge: {config.judge.label}")

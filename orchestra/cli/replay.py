@@ -8,7 +8,7 @@ from pathlib import Path
 
 from orchestra.cli._judge import add_judge_options, judge_config
 from orchestra.cli._output import emit_json, outcome_line, outcome_record, write_outcome
-from orchestra.cli._sources import SOURCE_HELP, add_filter_options, filter_kwargs
+from orchestra.cli._sources import SOURCE_HELP, add_filter_options, filter_kwargs, no_scenario_error
 from orchestra.cli._trace import add_trace_options
 from orchestra.clock import ClockConfig
 from orchestra.perturbations import KINDS
@@ -68,6 +68,8 @@ def run(args: argparse.Namespace) -> int:
             emit_json(outcome_record(o))
         else:
             print(outcome_line(o), flush=True)
+    if not outcomes:
+        raise no_scenario_error(args, args.sources)
     errors = sum(o.error is not None for o in outcomes)
     judged = [o for o in outcomes if o.result is not None and o.error is None]
     passed = sum(o.result.success for o in judged if o.result)

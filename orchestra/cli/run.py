@@ -11,7 +11,7 @@ from pathlib import Path
 import anyio
 
 from orchestra.cli._output import emit_json, outcome_line, outcome_record
-from orchestra.cli._sources import SOURCE_HELP, add_filter_options, filter_kwargs
+from orchestra.cli._sources import SOURCE_HELP, add_filter_options, filter_kwargs, no_scenario_error
 from orchestra.cli._trace import add_trace_options
 from orchestra.cli.replay import add_session_options, session_config
 from orchestra.errors import OrchestraError
@@ -120,12 +120,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _some(specs: list[_Spec], args: argparse.Namespace) -> list[_Spec]:
-    """The specs, unless there are none: a filter that matches nothing (`--id` misspelt) is a
-    mistake to report, not a successful run of zero rollouts."""
+    """The specs, unless there are none (`no_scenario_error`)."""
     if not specs:
-        given = [f"{flag} {v}" for flag, values in (("--capability", args.capability), ("--id", args.scenario_ids)) for v in values]
-        filters = f" matching {' '.join(given)}" if given else ""
-        raise OrchestraError(f"no scenario{filters} in {', '.join(args.scenarios)} (`orchestra scenarios SOURCE` lists ids and capabilities)")
+        raise no_scenario_error(args, args.scenarios)
     return specs
 
 

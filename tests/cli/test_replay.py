@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from helpers import SCENARIOS
 from orchestra.cli import main
 
@@ -54,3 +56,10 @@ def test_missing_source_is_one_clear_error(capsys):
 
 def test_whole_bundled_folder(capsys):
     assert main(["replay", str(SCENARIOS)]) == 0
+
+
+@pytest.mark.parametrize("command", ["replay", "judge-check"])
+def test_a_filter_that_matches_nothing_is_an_error_not_an_empty_table(command, capsys):
+    assert main([command, "bundled", "--id", "no_such_scenario"]) == 2
+    err = capsys.readouterr().err
+    assert "no scenario matching --id no_such_scenario in bundled" in err and "Traceback" not in err
