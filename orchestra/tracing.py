@@ -37,7 +37,7 @@ import contextvars
 import os
 import random
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
@@ -138,7 +138,7 @@ class Tracing:
     :param on_shutdown: called after the provider shut down (closes a file the exporter wrote).
     """
 
-    def __init__(self, exporter: SpanExporter, *, content: bool | None = None, batch: bool = False, on_shutdown: Any = None) -> None:
+    def __init__(self, exporter: SpanExporter, *, content: bool | None = None, batch: bool = False, on_shutdown: Callable[[], None] | None = None) -> None:
         from opentelemetry.sdk.resources import Resource
         from opentelemetry.sdk.trace import TracerProvider
         from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor

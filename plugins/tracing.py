@@ -87,7 +87,7 @@ import json
 import re
 import uuid
 from collections.abc import Awaitable, Generator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -98,6 +98,12 @@ from orchestra.types import AgentView, ModelRequest, ModelResponse, ToolCall, To
 
 if TYPE_CHECKING:  # pragma: no cover
     from opentelemetry.trace import Span
+
+    from orchestra.are.judge_pool import JudgePool
+    from orchestra.host import Host
+    from orchestra.models import ModelConfig
+    from orchestra.rollout import RolloutRecord, RolloutSpec
+    from orchestra.scenario_files import ScenarioFile
 
 STATE_KEY = "tracing"
 #: litellm provider → the conventions' `gen_ai.provider.name` well-known value.
@@ -136,9 +142,10 @@ class _Rollout:
 
 @dataclass
 class _AgentTrace:
+    """An agent's span, and how many of its runs already have an `orchestra.run.start` event."""
+
     span: Span
     runs_seen: int = 0
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 _ROLLOUT: contextvars.ContextVar[_Rollout | None] = contextvars.ContextVar("orchestra_tracing_rollout", default=None)
@@ -148,7 +155,9 @@ _ROLLOUT: contextvars.ContextVar[_Rollout | None] = contextvars.ContextVar("orch
 
 
 @hookimpl(wrapper=True)
-def rollout(spec: Any, scenario_file: Any, host: Any, judge_pool: Any) -> Generator[None, Awaitable[Any], Awaitable[Any]]:
+def rollout(
+    spec: RolloutSpec, scenario_file: ScenarioFile | None, host: Host, judge_pool: JudgePool | None
+) -> Generator[None, Awaitable[RolloutRecord], Awaitable[RolloutRecord]]:
     inner = yield
     tracing = active()
     if tracing is None:
@@ -195,7 +204,7 @@ def pre_step(agent: AgentView) -> Generator[None, list[list[dict[str, Any]] | No
 # ------------------------------------------------------------------------------------ spans
 
 
-async def _traced_rollout(tracing: Tracing, spec: Any, inner: Awaitable[Any]) -> Any:
+async def _traced_rollout(tracing: Tracing, spec: RolloutSpec, inner: Awaitable[RolloutRecord]) -> RolloutRecord:
     from opentelemetry import context as otel_context
     from opentelemetry.trace import SpanKind
 
@@ -233,7 +242,7 @@ async def _traced_rollout(tracing: Tracing, spec: Any, inner: Awaitable[Any]) ->
         return record
 
 
-def _finish_workflow(tracing: Tracing, span: Span, record: Any) -> None:
+def _finish_workflow(tracing: Tracing, span: Span, record: RolloutRecord) -> None:
     from opentelemetry.trace import StatusCode
 
     span.set_attribute("orchestra.scenario.id", record.scenario_id)
@@ -489,7 +498,7 @@ def _failed(span: Span, exc: BaseException) -> None:
     span.set_status(StatusCode.ERROR, type(cause).__name__)
 
 
-def _model_names(tracing: Tracing, config: Any) -> tuple[str, str]:
+def _model_names(tracing: Tracing, config: ModelConfig) -> tuple[str, str]:
     """`gen_ai.provider.name` and `gen_ai.request.model` for a litellm model string (cached per Tracing)."""
     key = f"{config.model}\x00{config.endpoint or ''}"
     cached = tracing.model_names.get(key)
