@@ -37,7 +37,7 @@ Where orchestra departs from ARE, on purpose:
 from __future__ import annotations
 
 from collections.abc import Awaitable
-from typing import Any
+from typing import TYPE_CHECKING
 
 from orchestra.agent import spawn
 from orchestra.are import agent2agent as a2a
@@ -45,10 +45,13 @@ from orchestra.hookspecs import hookimpl
 from orchestra.teams.config import expert_tool_name
 from orchestra.types import AgentView, ToolCall, ToolOutcome, ToolSpec
 
+if TYPE_CHECKING:  # pragma: no cover
+    from orchestra.session import Session
 
-def replaced_apps(session: Any) -> list[str]:
+
+def replaced_apps(session: Session) -> list[str]:
     """The apps of this session's scenario that app-agents serve, in the order ARE appends them."""
-    team = getattr(session, "team", None)
+    team = session.team
     if team is None or team.app_agents is None:
         return []
     return team.app_agent_apps(a2a.scenario_app_names(session.scenario), a2a.scenario_seed(session.scenario))
@@ -85,8 +88,9 @@ def delegate(agent: AgentView, call: ToolCall) -> Awaitable[ToolOutcome] | None:
 
 
 async def _expert_call(agent: AgentView, call: ToolCall, app: str) -> ToolOutcome:
-    session = agent.session
+    session: Session = agent.session
     team = session.team
+    assert team is not None  # `delegate` only routes here for an app the session's team replaces
     arguments = call.arguments if isinstance(call.arguments, dict) else {}
     task = arguments.get("task")
     unexpected = sorted(set(arguments) - {"task"})

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import anyio
 
+from orchestra.agent import DEFAULT_MAX_STEPS
 from orchestra.cli._output import emit_json, outcome_line, outcome_record
 from orchestra.cli._sources import SOURCE_HELP, add_filter_options, filter_kwargs, no_scenario_error
 from orchestra.cli._trace import add_trace_options
@@ -93,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
         agent = AgentConfig(
             scaffold=scaffold,
             model=ModelConfig(model=args.model, endpoint=args.endpoint, api_key=args.api_key, temperature=args.temperature),
-            max_steps=args.max_steps if args.max_steps is not None else 80,
+            max_steps=args.max_steps if args.max_steps is not None else DEFAULT_MAX_STEPS,
             scaffold_options={"constrained": bool(args.constrained), "constrained_format": args.constrained_format or "llama_cpp.server"},
         )
         host.scaffold(scaffold)  # fail early on an unknown scaffold

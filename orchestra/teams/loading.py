@@ -490,7 +490,8 @@ def _app_warnings(config: TeamConfig, where: _Locator) -> list[str]:
     from orchestra.are.app_names import app_aliases
 
     aliases = app_aliases()
-    named: list[tuple[Loc, str]] = [(("app_agents", "apps", i), a) for i, a in enumerate(config.app_agents.apps or []) if config.app_agents.apps != "all"]
+    listed = config.app_agents.apps if isinstance(config.app_agents.apps, list) else []
+    named: list[tuple[Loc, str]] = [(("app_agents", "apps", i), a) for i, a in enumerate(listed)]
     named += [(("app_agents", "overrides", a), a) for a in config.app_agents.overrides]
     return [
         f"{where.at(loc)}: {_fmt(loc)}: {app!r} is ARE's class name; Gaia2 scenarios name this app {' / '.join(map(repr, aliases[app]))} "
