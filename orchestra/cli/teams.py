@@ -76,9 +76,8 @@ def run_check(args: argparse.Namespace) -> int:
         for warning in team.warnings:
             print(f"orchestra: warning: {warning}", file=sys.stderr, flush=True)
         for ref in team.unset_secrets():
-            where = f"{team.path}:{ref.line}" if ref.line else str(team.path)
-            print(f"orchestra: warning: {where}: {ref.path}: environment variable {ref.var} is not set "
-                  "(`orchestra run --team` will refuse to start without it)", file=sys.stderr, flush=True)
+            print(f"orchestra: warning: {ref.unset_message(team.path)} (`orchestra run --team` will refuse to start without it)",
+                  file=sys.stderr, flush=True)
     if len(args.files) > 1:
         print(f"\n{len(args.files)} team file(s): {len(args.files) - failed} ok, {failed} invalid", file=sys.stderr)
     return 2 if failed else 0

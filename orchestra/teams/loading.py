@@ -68,6 +68,11 @@ class SecretRef:
     def is_set(self) -> bool:
         return self.var in os.environ
 
+    def unset_message(self, file: Path) -> str:
+        """`FILE:LINE: FIELD: environment variable VAR is not set` (no line when the file has none)."""
+        where = f"{file}:{self.line}" if self.line else str(file)
+        return f"{where}: {self.path}: environment variable {self.var} is not set"
+
 
 @dataclass
 class TeamFile:
@@ -93,11 +98,7 @@ class TeamFile:
         """Refuse to run when a referenced variable is unset (named with file, line and field)."""
         missing = self.unset_secrets(config)
         if missing:
-            raise TeamError([
-                f"{self.path}:{r.line}: {r.path}: environment variable {r.var} is not set" if r.line else
-                f"{self.path}: {r.path}: environment variable {r.var} is not set"
-                for r in missing
-            ])
+            raise TeamError([r.unset_message(self.path) for r in missing])
 
     def _line(self, loc: Loc) -> int | None:
         """The line of `loc`, or of its deepest ancestor the file has (`model: x` shorthand)."""
