@@ -2,16 +2,70 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
 import pytest
 from pydantic import ValidationError
 
-from orchestra.are.app_names import are_app_agent_selection, scenario_apps
+from orchestra.are.imports import import_are
+from orchestra.errors import ScenarioError
 from orchestra.models import ModelConfig
 from orchestra.teams.config import AppAgentsConfig, TeamConfig, expert_tool_name
 
 #: A corpus scenario with nine candidate apps (Gaia2's app set), and a starter with four.
 CORPUS = "scenarios/corpus/search/validation/univ_02_search_party.json"
 STARTER = "scenarios/execution/validation/starter_execution_calendar.json"
+
+
+# ARE's own Agent2Agent draw, run on a scenario as `are-benchmark` does before a run (the reference
+# the team's selection is compared with): it only builds ARE's app-agent objects; nothing runs.
+
+
+def _initialized_scenario(path: str | Path) -> Any:
+    """A scenario imported and initialised as a rollout has it (apps loaded, in the scenario's
+    order), without the oracle run: all the Agent2Agent draw looks at."""
+    from orchestra.are.loading import parse_scenario_json
+
+    scenario = parse_scenario_json(Path(path).read_text(), path)
+    try:
+        scenario.initialize()
+    except Exception as exc:
+        raise ScenarioError(path, f"ARE could not initialize the scenario: {type(exc).__name__}: {exc}") from None
+    return scenario
+
+
+def scenario_apps(path: str | Path) -> tuple[list[str], int]:
+    """A scenario file's app instance names, in the scenario's order, and its seed — the inputs of
+    ARE's Agent2Agent draw (and of `TeamConfig.app_agent_apps`)."""
+    scenario = _initialized_scenario(path)
+    return [app.name for app in scenario.apps or []], int(scenario.seed or 0)
+
+
+def are_app_agent_selection(path: str | Path, draws: Sequence[tuple[float, int | None]]) -> list[list[str]]:
+    """For each `(proportion, seed)`, the apps ARE's `_apply_a2a_config` replaces by app-agents in
+    the scenario at `path`, in the order ARE drew them, with `a2a_app_prop=proportion` and the
+    scenario's seed set to `seed` (None: the scenario's own). The scenario is loaded once; its app
+    list is put back before each draw (ARE's function only swaps that list: `reset_apps`)."""
+    import_are()
+    from are.simulation.agents.default_agent.app_agent import AppAgent
+    from are.simulation.environment import Environment, EnvironmentConfig
+    from are.simulation.notification_system import VerboseNotificationSystem
+    from are.simulation.scenario_runner import _apply_a2a_config
+    from are.simulation.scenarios.config import ScenarioRunnerConfig
+    from are.simulation.types import EnvironmentType
+
+    scenario = _initialized_scenario(path)
+    apps, own_seed = list(scenario.apps or []), scenario.seed
+    out = []
+    for proportion, seed in draws:
+        scenario.apps, scenario.seed, scenario.has_a2a_augmentation = list(apps), own_seed if seed is None else seed, False
+        config = ScenarioRunnerConfig(model="mock", model_provider="mock", a2a_app_prop=proportion)
+        env = Environment(environment_type=EnvironmentType.CLI, config=EnvironmentConfig(), notification_system=VerboseNotificationSystem())
+        drawn = _apply_a2a_config(config, scenario, env)
+        out.append([app.name for app in drawn.apps or [] if isinstance(app, AppAgent)])
+    return out
 
 
 def team(**app_agents) -> TeamConfig:
