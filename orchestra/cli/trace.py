@@ -10,6 +10,7 @@ without OpenTelemetry installed (the file is plain JSON).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 from dataclasses import dataclass, field
@@ -104,10 +105,11 @@ def _row(obj: Any, path: Path, number: int) -> SpanRow:
 
 
 def render(spans: list[SpanRow]) -> str:
-    """One tree per trace, traces in start order; a span whose parent is not in the file is a root."""
+    """One tree per trace, traces in start order; a span whose parent is not in the file is a root.
+    The trees are built on copies: `spans` is left as it was (rendering twice prints the same)."""
     by_trace: dict[str, list[SpanRow]] = {}
     for span in spans:
-        by_trace.setdefault(span.trace_id, []).append(span)
+        by_trace.setdefault(span.trace_id, []).append(dataclasses.replace(span, children=[]))
     trees = []
     for trace_id, members in by_trace.items():
         ids = {s.span_id: s for s in members}

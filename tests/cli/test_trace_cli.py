@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from orchestra.cli import main
+from orchestra.cli.trace import read_spans, render
 
 
 def _spans(path: Any) -> list[dict[str, Any]]:
@@ -42,6 +43,8 @@ def test_run_exports_jsonl_and_trace_prints_one_tree_per_rollout(capsys, tmp_pat
         assert any(line.startswith("   ├─ chat oracle  [model=orchestra/oracle]  sim ") and " tokens " in line for line in lines)
         assert any(line.startswith("   └─ execute_tool AgentUserInterface__send_message_to_user  [tool=AgentUserInterface__send_message_to_user]") for line in lines)
     assert "scenario=starter_execution_calendar" in text and "scenario=starter_search_lookup" in text
+    rows = read_spans(out)
+    assert render(rows) == render(rows) == text  # rendering builds its trees on copies of the rows
 
 
 def test_trace_content_and_replay(capsys, tmp_path, scenario_path):
