@@ -10,6 +10,8 @@ would go stale with ARE.
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping
+from types import MappingProxyType
 
 from orchestra.are.imports import import_are
 
@@ -29,10 +31,11 @@ def known_app_names() -> frozenset[str]:
 
 
 @functools.cache
-def app_aliases() -> dict[str, tuple[str, ...]]:
+def app_aliases() -> Mapping[str, tuple[str, ...]]:
     """ARE's class name → the instance names scenarios give that app (`CalendarApp` → `Calendar`;
-    `MessagingAppV2` → `Messages`, `Chats`), from ARE's `APP_ALIAS`."""
+    `MessagingAppV2` → `Messages`, `Chats`), from ARE's `APP_ALIAS`. Read-only: the cached mapping
+    is shared by every caller in the process."""
     import_are()
     from are.simulation.validation.constants import APP_ALIAS
 
-    return {k: (v,) if isinstance(v, str) else tuple(v) for k, v in APP_ALIAS.items() if v}
+    return MappingProxyType({k: (v,) if isinstance(v, str) else tuple(v) for k, v in APP_ALIAS.items() if v})
