@@ -27,19 +27,17 @@ import hashlib
 import importlib.util
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal
 
 from orchestra.errors import OrchestraError
+from orchestra_dev.servers import answers_ok, free_port, log_tail, stop_process
 
 ServerKind = Literal["llama_cpp.server", "llama-server"]
 
@@ -214,20 +212,6 @@ def response_format_for(schema: dict[str, Any], server: ServerKind = "llama_cpp.
     raise ValueError(f"unknown server kind {server!r}; expected 'llama_cpp.server' or 'llama-server'")
 
 
-def _free_port(host: str) -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind((host, 0))
-        return int(s.getsockname()[1])
-
-
-def _tail(path: Path, limit: int = 4000) -> str:
-    try:
-        data = path.read_bytes()
-    except OSError:
-        return "<no server output>"
-    return data[-limit:].decode("utf-8", errors="replace").strip() or "<no server output>"
-
-
 class LocalServer:
     """A local OpenAI-compatible server for one GGUF model, alive for the length of a ``with`` block.
 
@@ -293,7 +277,7 @@ class LocalServer:
     @property
     def log_tail(self) -> str:
         """The last few KB of the server's combined stdout/stderr (for diagnostics)."""
-        return _tail(self._log_path) if self._log_path is not None else "<not started>"
+        return log_tail(self._log_path, 4000)
 
     # -- lifecycle
 
@@ -324,13 +308,7 @@ class LocalServer:
         ]  # fmt: skip
 
     def _ready(self) -> bool:
-        # No proxies: a loopback health check must never be routed through $http_proxy.
-        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-        try:
-            with opener.open(f"{self.api_base}/models", timeout=2) as response:
-                return int(response.status) == 200
-        except (urllib.error.URLError, ConnectionError, TimeoutError, OSError):
-            return False
+        return answers_ok(f"{self.api_base}/models")
 
     def start(self) -> LocalServer:
         """Launch the server and block until it answers, or raise `LocalModelError` with its output tail.
@@ -346,7 +324,7 @@ class LocalServer:
         auto_port = self.port is None
         for attempt in range(3):
             if auto_port:
-                self.port = _free_port(self.host)
+                self.port = free_port(self.host)
             try:
                 return self._launch(model_path)
             except _PortInUse:
@@ -391,13 +369,7 @@ class LocalServer:
     def stop(self) -> None:
         """Terminate the server (SIGTERM, then SIGKILL after 10 s) and remove its log. Safe to call twice."""
         process, self._process = self._process, None
-        if process is not None and process.poll() is None:
-            process.terminate()
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(timeout=10)
+        stop_process(process, grace=10)
         if self._log_dir is not None:
             self._log_dir.cleanup()
             self._log_dir = None

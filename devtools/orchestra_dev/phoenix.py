@@ -21,19 +21,18 @@ import ctypes
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 import urllib.error
 import urllib.parse
-import urllib.request
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
 from orchestra.errors import OrchestraError
+from orchestra_dev.servers import LOOPBACK_OPENER, answers_ok, free_port, log_tail, stop_process
 
 ROOT = Path(__file__).resolve().parents[2]
 #: The Phoenix version in requirements-phoenix.in / requirements-phoenix-lock.txt.
@@ -71,20 +70,6 @@ def phoenix_executable() -> Path | None:
     return path if path.is_file() else None
 
 
-def _free_port(host: str) -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind((host, 0))
-        return int(s.getsockname()[1])
-
-
-def _tail(path: Path, limit: int = 6000) -> str:
-    try:
-        data = path.read_bytes()
-    except OSError:
-        return "<no server output>"
-    return data[-limit:].decode("utf-8", errors="replace").strip() or "<no server output>"
-
-
 def _die_with_parent() -> None:
     """In the child before exec (Linux): SIGTERM it when the test process dies, so a pytest killed
     mid-run (CI timeout, ^C twice) never leaves a Phoenix server behind holding its ports."""
@@ -93,10 +78,6 @@ def _die_with_parent() -> None:
         libc.prctl(1, signal.SIGTERM)  # 1 = PR_SET_PDEATHSIG
     except (OSError, AttributeError):  # not Linux: the fixture's teardown is the only stop
         pass
-
-
-# No proxies: a loopback request must never be routed through $http_proxy.
-_OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
 
 class PhoenixServer:
@@ -146,7 +127,7 @@ class PhoenixServer:
     @property
     def log_tail(self) -> str:
         """The last few KB of the server's combined stdout/stderr (for diagnostics)."""
-        return _tail(self._log_path) if self._log_path is not None else "<not started>"
+        return log_tail(self._log_path, 6000)
 
     # -- its API
 
@@ -154,14 +135,14 @@ class PhoenixServer:
         """``GET base_url + path`` and decode the JSON body; an HTTP error raises `PhoenixError` with the body."""
         url = self.base_url + path + (f"?{urllib.parse.urlencode(params, doseq=True)}" if params else "")
         try:
-            with _OPENER.open(url, timeout=timeout) as response:
+            with LOOPBACK_OPENER.open(url, timeout=timeout) as response:
                 return json.loads(response.read())
         except urllib.error.HTTPError as err:
             body = err.read().decode("utf-8", errors="replace")[:2000]
             raise PhoenixError(f"GET {url} -> HTTP {err.code}: {body}") from err
 
     def version(self) -> str:
-        with _OPENER.open(f"{self.base_url}/arize_phoenix_version", timeout=10) as response:
+        with LOOPBACK_OPENER.open(f"{self.base_url}/arize_phoenix_version", timeout=10) as response:
             return str(response.read().decode().strip())
 
     def project_names(self) -> list[str]:
@@ -208,11 +189,7 @@ class PhoenixServer:
     # -- lifecycle
 
     def _ready(self) -> bool:
-        try:
-            with _OPENER.open(f"{self.base_url}/healthz", timeout=2) as response:
-                return int(response.status) == 200
-        except (urllib.error.URLError, ConnectionError, TimeoutError, OSError):
-            return False
+        return answers_ok(f"{self.base_url}/healthz")
 
     def start(self) -> PhoenixServer:
         """Launch ``phoenix serve`` and block until ``/healthz`` answers, or raise `PhoenixError` with its output tail."""
@@ -222,10 +199,10 @@ class PhoenixServer:
         if executable is None:
             raise PhoenixError(f"Phoenix is not installed: no {venv_dir()}/bin/phoenix; install it with: {INSTALL_COMMAND}")
         for attempt in range(3):
-            self.port = _free_port(self.host)
-            self.grpc_port = _free_port(self.host)
+            self.port = free_port(self.host)
+            self.grpc_port = free_port(self.host)
             while self.grpc_port == self.port:  # two separate picks may return the same free port
-                self.grpc_port = _free_port(self.host)
+                self.grpc_port = free_port(self.host)
             try:
                 return self._launch(executable)
             except _PortInUse:
@@ -278,13 +255,7 @@ class PhoenixServer:
     def stop(self) -> None:
         """Terminate the server (SIGTERM, then SIGKILL after 15 s) and remove its working directory. Safe to call twice."""
         process, self._process = self._process, None
-        if process is not None and process.poll() is None:
-            process.terminate()
-            try:
-                process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(timeout=10)
+        stop_process(process, grace=15)
         if self._workdir is not None:
             self._workdir.cleanup()
             self._workdir = None
