@@ -48,7 +48,7 @@ from orchestra.are.agent_format import ARE_INVALID_FORMAT_RETRIES
 from orchestra.errors import OrchestraError
 from orchestra.models import ModelConfig, ModelError
 from orchestra.session import SEND_TO_USER_TOOL, Session
-from orchestra.types import AgentLedger, Delegation, ModelRequest, ModelResponse, StepDecision, StepRecord, ToolCall, ToolOutcome, ToolSpec
+from orchestra.types import AgentLedger, AgentView, Delegation, ModelRequest, ModelResponse, StepDecision, StepRecord, ToolCall, ToolOutcome, ToolSpec
 
 if TYPE_CHECKING:  # pragma: no cover
     from orchestra.host import Host
@@ -431,7 +431,7 @@ def make_agent(
 
 
 async def spawn(
-    parent: AgentContext,
+    parent: AgentView,
     task: str,
     *,
     name: str | None = None,
@@ -458,14 +458,15 @@ async def spawn(
     — what the caller wrote, when `task` wraps it — answer or error, simulated start and duration,
     the callee's steps and tokens); `app` marks an app-agent (Agent2Agent) and its app.
     """
-    session = parent.session
+    session: Session = parent.session
+    host: Host = parent.host
     base = name or f"{parent.name}.sub"
     unique, n = base, 1
     while unique in session.ledgers:
         n += 1
         unique = f"{base}#{n}"
     child = make_agent(
-        session, parent.host, model=model or parent.model, scaffold=scaffold or parent.ledger.scaffold or "tool_calling",
+        session, host, model=model or parent.model, scaffold=scaffold or parent.ledger.scaffold or "tool_calling",
         scaffold_options=scaffold_options, name=unique, role="sub", parent=parent.name, task=task,
         max_steps=max_steps, tools=tools if tools is not None else dict(parent.tools), app=app,
     )

@@ -108,7 +108,7 @@ async def _expert_call(agent: AgentView, call: ToolCall, app: str) -> ToolOutcom
     tools = {name: s for name, s in session.tools.items() if s.app_name == app}
     started = session.now
     outcome = await spawn(
-        agent,  # type: ignore[arg-type]  # the host only ever passes AgentContext
+        agent,
         a2a.expert_task_text(task, started),
         name=app, call=call, model=config.model, scaffold=config.scaffold, scaffold_options=config.scaffold_options,
         tools=tools, max_steps=config.max_steps, app=app, sent=task,
