@@ -486,6 +486,12 @@ async def spawn(
             why = ledger.error
         elif ledger.stop_reason == "step_budget":
             why = f"it spent its {child.max_steps}-step budget without calling {FINAL_ANSWER_TOOL}"
+            # A model that fails on every call (a local server that died) spends the budget on errors;
+            # say so, and where, or the caller only sees a budget problem.
+            last_error = child.records[-1].model_error if child.records else None
+            if last_error is not None:
+                where = f" ({child.model.model} at {child.model.endpoint})" if child.model.endpoint else f" ({child.model.model})"
+                why += f"; its last model call{where} failed: {last_error}"
         else:
             why = f"it stopped without a final answer ({ledger.stop_reason})"
         outcome = ToolOutcome(label, arguments, ok=False, error=f"sub-agent {child.name!r} failed: {why}", sim_time=started)

@@ -158,6 +158,25 @@ def test_spawn_without_a_final_answer_is_a_failed_outcome(tmp_path, judge_pool, 
         assert s.ledgers["main.sub"].steps == 3 and s.notifications("main.sub") == []
 
 
+def test_spawn_whose_model_server_is_down_names_the_endpoint_and_the_error(tmp_path, judge_pool, scenario_path):
+    # A local server that died mid-run: every call fails (non-permanent), the budget goes on errors.
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]  # closed again below: nothing listens there
+    endpoint = f"http://127.0.0.1:{port}/v1"
+    dead = ModelConfig(model="openai/local", endpoint=endpoint, max_retries=0, backoff_seconds=0.0, timeout_seconds=10.0)
+    host = Host.create(entry_points=False)
+    with Session.open(scenario_path("starter_search_lookup"), judge_pool=judge_pool) as s:
+        main = make_agent(s, host, model=ModelConfig(model="orchestra/oracle"), scaffold="tool_calling")
+        outcome = anyio.run(lambda: spawn(main, "look around", model=dead, max_steps=2))
+    assert not outcome.ok and outcome.error is not None
+    assert "spent its 2-step budget without calling final_answer" in outcome.error
+    assert f"its last model call (openai/local at {endpoint}) failed:" in outcome.error
+    assert "Connection" in outcome.error
+
+
 class Recorder:
     def __init__(self) -> None:
         self.responses: list[Any] = []
