@@ -7,8 +7,8 @@ Registered with litellm like any provider, so scaffolds cannot tell them from a 
   calls), idling with `SystemApp__wait_for_notification` until the action is due. Usage is
   synthetic and deterministic (characters / 4), so the clock sees plausible token counts.
   In a team it plays both roles. The main agent's oracle, lacking an app's tools but holding its
-  `<App>__expert_agent`, delegates that app's due actions (consecutive ones of one app in one
-  task, never across an action waiting for another app) with a task text: a sentence naming the
+  `<App>__expert_agent`, delegates that app's due actions (the consecutive ready ones of one
+  app in one task; an action not yet due is left for later, dependencies always hold) with a task text: a sentence naming the
   calls, then the calls with resolved arguments as JSON after `CALLS_MARKER`. An app-agent's
   oracle (any sub-agent) acts on its task text alone — one call per step, all at once for
   parallel scaffolds — and answers through `final_answer` with each call's output and time as
