@@ -13,6 +13,7 @@ from typing import Any
 import anyio
 import pytest
 
+from contacts_expert import EXPERT, EXPERT_SPEC, USAGE, ContactsExpert
 from helpers import write_script
 from orchestra.agent import AgentStepper, make_agent, run_agent, spawn
 from orchestra.hookspecs import hookimpl
@@ -20,44 +21,20 @@ from orchestra.host import Host
 from orchestra.models import ModelConfig
 from orchestra.rollout import AgentConfig, RolloutRecord, RolloutSpec, execute
 from orchestra.session import Session, SessionConfig
-from orchestra.types import ToolArg, ToolSpec
-
-EXPERT = "Contacts__expert_agent"
-EXPERT_SPEC = ToolSpec(
-    name=EXPERT, app_name="Contacts", app_class="ContactsApp", method="expert_agent",
-    description="Ask the contacts expert to find something in the contacts; returns its answer.",
-    args=(ToolArg(name="task", type_hint=str, type_text="str", description="what to find", required=True),),
-    return_type="str", writes=False,
-)
-USAGE = {"prompt_tokens": 1000, "completion_tokens": 100}  # 100/50 + 1000/5000 = 2.2 simulated seconds per call
+from orchestra.types import ToolSpec
 
 
 def _react(name: str, args: dict[str, Any]) -> dict[str, Any]:
     return {"text": f"Thought: ok\nAction:\n{json.dumps({'action': name, 'action_input': args})}<end_action>"}
 
 
-class ContactsTeam:
-    """A plugin as a team author would write it: the main agent's Contacts tools become one expert tool."""
+class ContactsTeam(ContactsExpert):
+    """The Contacts expert, also recording each agent's tools and the order agent runs start and end."""
 
     def __init__(self, sub_model: str) -> None:
-        self.sub_model = sub_model
+        super().__init__(sub_model)
         self.tools_seen: dict[str, list[str]] = {}
         self.runs: list[str] = []
-
-    @hookimpl
-    def agent_tools(self, agent: Any, tools: dict[str, ToolSpec]) -> None:
-        if agent.is_main:
-            for name in [n for n in tools if n.startswith("Contacts__")]:
-                del tools[name]
-            tools[EXPERT] = EXPERT_SPEC
-
-    @hookimpl
-    def delegate(self, agent: Any, call: Any) -> Any:
-        if call.name != EXPERT:
-            return None
-        contacts = {n: s for n, s in agent.session.tools.items() if n.startswith("Contacts__")}
-        model = ModelConfig(model=self.sub_model, backoff_seconds=0.0, max_retries=0)
-        return spawn(agent, call.arguments["task"], name="contacts_expert", call=call, model=model, scaffold="tool_calling", tools=contacts)
 
     @hookimpl(wrapper=True)
     def agent_run(self, agent: Any) -> Any:

@@ -37,7 +37,7 @@ from types import TracebackType
 from typing import Any, Literal
 
 from orchestra.errors import OrchestraError
-from orchestra_dev.servers import answers_ok, free_port, log_tail, stop_process
+from orchestra_dev.servers import answers_ok, free_port, log_tail, stop_process, wait_for_startup
 
 ServerKind = Literal["llama_cpp.server", "llama-server"]
 
@@ -343,28 +343,26 @@ class LocalServer:
                 command, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, close_fds=True
             )
         deadline = started + self.startup_timeout
-        while True:
-            code = self._process.poll()
-            if code is not None:
-                tail = self.log_tail
-                self.stop()
-                error = _PortInUse if "address already in use" in tail.lower() else LocalModelError
-                raise error(
-                    f"local model server exited with code {code} before answering on {self.api_base}.\n"
-                    f"command: {' '.join(command)}\n--- server output (tail) ---\n{tail}"
-                )
-            if self._ready():
-                self.startup_seconds = time.monotonic() - started
-                return self
-            if time.monotonic() > deadline:
-                tail = self.log_tail
-                self.stop()
-                raise LocalModelError(
-                    f"local model server did not answer GET {self.api_base}/models within "
-                    f"{self.startup_timeout:.0f} s.\ncommand: {' '.join(command)}\n"
-                    f"--- server output (tail) ---\n{tail}"
-                )
-            time.sleep(0.2)
+        try:
+            code = wait_for_startup(self._process, self._ready, deadline=deadline, interval=0.2)
+        except TimeoutError:
+            tail = self.log_tail
+            self.stop()
+            raise LocalModelError(
+                f"local model server did not answer GET {self.api_base}/models within "
+                f"{self.startup_timeout:.0f} s.\ncommand: {' '.join(command)}\n"
+                f"--- server output (tail) ---\n{tail}"
+            ) from None
+        if code is None:
+            self.startup_seconds = time.monotonic() - started
+            return self
+        tail = self.log_tail
+        self.stop()
+        error = _PortInUse if "address already in use" in tail.lower() else LocalModelError
+        raise error(
+            f"local model server exited with code {code} before answering on {self.api_base}.\n"
+            f"command: {' '.join(command)}\n--- server output (tail) ---\n{tail}"
+        )
 
     def stop(self) -> None:
         """Terminate the server (SIGTERM, then SIGKILL after 10 s) and remove its log. Safe to call twice."""

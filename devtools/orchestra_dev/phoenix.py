@@ -32,7 +32,7 @@ from types import TracebackType
 from typing import Any
 
 from orchestra.errors import OrchestraError
-from orchestra_dev.servers import LOOPBACK_OPENER, answers_ok, free_port, log_tail, stop_process
+from orchestra_dev.servers import LOOPBACK_OPENER, answers_ok, free_port, log_tail, stop_process, wait_for_startup
 
 ROOT = Path(__file__).resolve().parents[2]
 #: The Phoenix version in requirements-phoenix.in / requirements-phoenix-lock.txt.
@@ -233,24 +233,22 @@ class PhoenixServer:
                 preexec_fn=_die_with_parent if sys.platform == "linux" else None,
             )  # fmt: skip
         deadline = started + self.startup_timeout
-        while True:
-            code = self._process.poll()
-            if code is not None:
-                tail = self.log_tail
-                self.stop()
-                error = _PortInUse if "address already in use" in tail.lower() else PhoenixError
-                raise error(f"phoenix serve exited with code {code} before answering on {self.base_url}/healthz.\n--- server output (tail) ---\n{tail}")
-            if self._ready():
-                self.startup_seconds = time.monotonic() - started
-                return self
-            if time.monotonic() > deadline:
-                tail = self.log_tail
-                self.stop()
-                raise PhoenixError(
-                    f"phoenix serve did not answer GET {self.base_url}/healthz within {self.startup_timeout:.0f} s.\n"
-                    f"--- server output (tail) ---\n{tail}"
-                )
-            time.sleep(0.25)
+        try:
+            code = wait_for_startup(self._process, self._ready, deadline=deadline, interval=0.25)
+        except TimeoutError:
+            tail = self.log_tail
+            self.stop()
+            raise PhoenixError(
+                f"phoenix serve did not answer GET {self.base_url}/healthz within {self.startup_timeout:.0f} s.\n"
+                f"--- server output (tail) ---\n{tail}"
+            ) from None
+        if code is None:
+            self.startup_seconds = time.monotonic() - started
+            return self
+        tail = self.log_tail
+        self.stop()
+        error = _PortInUse if "address already in use" in tail.lower() else PhoenixError
+        raise error(f"phoenix serve exited with code {code} before answering on {self.base_url}/healthz.\n--- server output (tail) ---\n{tail}")
 
     def stop(self) -> None:
         """Terminate the server (SIGTERM, then SIGKILL after 15 s) and remove its working directory. Safe to call twice."""

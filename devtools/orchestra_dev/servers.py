@@ -1,14 +1,16 @@
 """What the dev-only loopback servers share (`local_llm.LocalServer`: the small model's
 OpenAI-compatible server; `phoenix.PhoenixServer`: the trace backend): a free port, a health check
-that never goes through a proxy, the tail of the server's log for error messages, and a stop that
-always ends the process."""
+that never goes through a proxy, the wait for start-up, the tail of the server's log for error
+messages, and a stop that always ends the process."""
 
 from __future__ import annotations
 
 import socket
 import subprocess
+import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 
 #: No proxies: a loopback request must never be routed through $http_proxy.
@@ -52,3 +54,17 @@ def stop_process(process: subprocess.Popen[bytes] | None, grace: float) -> None:
     except subprocess.TimeoutExpired:
         process.kill()
         process.wait(timeout=10)
+
+
+def wait_for_startup(process: subprocess.Popen[bytes], ready: Callable[[], bool], *, deadline: float, interval: float) -> int | None:
+    """Poll a starting server: None once `ready()` holds, the exit code if the process ended first;
+    `TimeoutError` past `deadline` (a `time.monotonic()` value). The caller words the error."""
+    while True:
+        code = process.poll()
+        if code is not None:
+            return code
+        if ready():
+            return None
+        if time.monotonic() > deadline:
+            raise TimeoutError
+        time.sleep(interval)

@@ -14,51 +14,16 @@ import pytest
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind, StatusCode
 
+from contacts_expert import EXPERT, USAGE, ContactsExpert
 from helpers import REPO, STARTER, write_script
-from orchestra.agent import spawn
 from orchestra.hookspecs import hookimpl
 from orchestra.host import Host
 from orchestra.models import ModelConfig
 from orchestra.rollout import AgentConfig, RolloutRecord, RolloutSpec, execute, execute_all
 from orchestra.scenario_files import read_scenario_file
 from orchestra.tracing import CAPTURE_CONTENT_ENV, Tracing, TracingError, active
-from orchestra.types import ToolArg, ToolSpec
 
-EXPERT = "Contacts__expert_agent"
-EXPERT_SPEC = ToolSpec(
-    name=EXPERT, app_name="Contacts", app_class="ContactsApp", method="expert_agent",
-    description="Ask the contacts expert to find something in the contacts; returns its answer.",
-    args=(ToolArg(name="task", type_hint=str, type_text="str", description="what to find", required=True),),
-    return_type="str", writes=False,
-)
-USAGE = {"prompt_tokens": 1000, "completion_tokens": 100}  # 100/50 + 1000/5000 = 2.2 simulated seconds per call
 TASK = "Find Elena Rossi's email address."
-
-
-class ContactsExpert:
-    """The shape of an Agent2Agent team: the main agent's Contacts tools become one expert tool,
-    and a call to it runs an app-agent (`spawn`) with the Contacts tools."""
-
-    def __init__(self, sub_model: str, max_steps: int = 50) -> None:
-        self.sub_model = sub_model
-        self.max_steps = max_steps
-
-    @hookimpl
-    def agent_tools(self, agent: Any, tools: dict[str, ToolSpec]) -> None:
-        if agent.is_main:
-            for name in [n for n in tools if n.startswith("Contacts__")]:
-                del tools[name]
-            tools[EXPERT] = EXPERT_SPEC
-
-    @hookimpl
-    def delegate(self, agent: Any, call: Any) -> Any:
-        if call.name != EXPERT:
-            return None
-        contacts = {n: s for n, s in agent.session.tools.items() if n.startswith("Contacts__")}
-        model = ModelConfig(model=self.sub_model, backoff_seconds=0.0, max_retries=0)
-        return spawn(
-            agent, call.arguments["task"], name="Contacts_agent", call=call, model=model, scaffold="tool_calling", tools=contacts, max_steps=self.max_steps
-        )
 
 
 def _react(name: str, args: dict[str, Any]) -> dict[str, Any]:
@@ -85,7 +50,7 @@ def _sub_script(tmp_path: Any, *, bad_call: bool = False) -> str:
 def _run_team(
     path: Any, tmp_path: Any, judge_pool: Any, tracing: Tracing | None, *, sub_model: str | None = None, bad_call: bool = False, sub_max_steps: int = 50
 ) -> RolloutRecord:
-    host = Host.create([ContactsExpert(sub_model or f"orchestra/scripted:{_sub_script(tmp_path, bad_call=bad_call)}", sub_max_steps)], entry_points=False)
+    host = Host.create([ContactsExpert(sub_model or f"orchestra/scripted:{_sub_script(tmp_path, bad_call=bad_call)}", name="Contacts_agent", max_steps=sub_max_steps)], entry_points=False)
     spec = RolloutSpec(scenario=str(path), agent=AgentConfig(scaffold="react", model=ModelConfig(model=f"orchestra/scripted:{_main_script(tmp_path)}")))
 
     async def go() -> RolloutRecord:
