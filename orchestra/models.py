@@ -67,6 +67,18 @@ def expand_env(value: Any, *, where: str) -> Any:
     return value
 
 
+def mask_secrets(data: Any, key: str | None = None) -> Any:
+    """`data` (dumped config: dicts and lists) with every literal `api_key` value masked as `***`;
+    `${VAR}` references are kept, so what is written can be run again where the variable is set."""
+    if isinstance(data, dict):
+        return {k: mask_secrets(v, str(k)) for k, v in data.items()}
+    if isinstance(data, list):
+        return [mask_secrets(v) for v in data]
+    if key == "api_key" and isinstance(data, str) and ENV_REF.fullmatch(data) is None:
+        return "***"
+    return data
+
+
 class ModelConfig(BaseModel):
     """Which model an agent talks to and how. `model` is any litellm model string."""
 

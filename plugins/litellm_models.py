@@ -6,7 +6,8 @@ from collections.abc import Awaitable
 
 from orchestra.hookspecs import hookimpl
 from orchestra.models import complete
-from orchestra.types import AgentView, ModelRequest, ModelResponse
+from orchestra.types import ModelRequest, ModelResponse
+from orchestra.views import AgentView
 
 
 @hookimpl(trylast=True)

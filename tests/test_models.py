@@ -9,7 +9,8 @@ from helpers import run_agent_on, write_script
 from orchestra.host import Host
 from orchestra.types import ModelRequest
 from orchestra.models import ModelConfig, ModelError, complete
-from orchestra.rollout import AgentConfig, execute_all, specs_for
+from orchestra.rollout import AgentConfig
+from orchestra.runner import execute_all, specs_for
 from orchestra.scenario_files import resolve
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from helpers import SCENARIOS, STARTER
-from orchestra.rollout import execute_sources_sync
+from orchestra.runner import execute_sources_sync
 from orchestra.perturbations import KINDS
 
 pytestmark = pytest.mark.slow

@@ -21,8 +21,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from orchestra.cli._options import SOURCE_HELP, add_filter_options, filter_kwargs
 from orchestra.cli._output import emit_json
-from orchestra.cli._sources import SOURCE_HELP, add_filter_options, filter_kwargs
 from orchestra.errors import OrchestraError
 
 if TYPE_CHECKING:  # pragma: no cover

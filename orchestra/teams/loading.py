@@ -37,9 +37,9 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ValidationError
 
+from orchestra.config import SessionConfig
 from orchestra.errors import OrchestraError
-from orchestra.models import ENV_REF, ModelConfig, env_refs, expand_env
-from orchestra.session import SessionConfig
+from orchestra.models import ENV_REF, ModelConfig, env_refs, expand_env, mask_secrets
 from orchestra.teams.config import NEVER_APP_AGENTS, TeamConfig
 
 if typing.TYPE_CHECKING:  # pragma: no cover - the host imports every built-in plugin
@@ -208,17 +208,7 @@ def with_judge_key(session: SessionConfig) -> SessionConfig:
 def redacted(config: TeamConfig) -> str:
     """The team as YAML a user can run again (`--team` accepts it), for `--out`: `${VAR}`
     references as written; an API key given as a literal value (`--api-key`) is masked."""
-
-    def mask(value: Any, key: str | None = None) -> Any:
-        if isinstance(value, dict):
-            return {k: mask(v, str(k)) for k, v in value.items()}
-        if isinstance(value, list):
-            return [mask(v) for v in value]
-        if key == "api_key" and isinstance(value, str) and ENV_REF.fullmatch(value) is None:
-            return "***"
-        return value
-
-    return yaml.safe_dump(mask(config.model_dump(mode="json")), sort_keys=False, allow_unicode=True)
+    return yaml.safe_dump(mask_secrets(config.model_dump(mode="json")), sort_keys=False, allow_unicode=True)
 
 
 def import_plugin(spec: str) -> object:
