@@ -166,13 +166,13 @@ async def run_spec(rs: RolloutSpec, *, host: Host, judge_pool: JudgePool | None,
                 if rs.oracle.native_parity:
                     from orchestra.are.native_verdict import export_trace
 
-                    trace = export_trace(session, file.text)
+                    trace = export_trace(session.env.env, session.scenario, session.scenario_id, file.text)
             if record.result is None:
                 record.result = session.finish()
             # a judge error (an unreachable judge model, ...): the rollout is kept, its verdict is not one
             record.error = record.error or record.result.error
         if trace is not None:
-            from orchestra.are.native_verdict import are_native_verdict
+            from orchestra.parity.native_verdict import are_native_verdict
 
             native = are_native_verdict(trace, judge=rs.session.judge)
             record.native = NativeVerdictRecord(success=native.success, rationale=native.rationale)
