@@ -263,7 +263,7 @@ class Rollout:
         if config.native_parity:
             from orchestra.are.native_verdict import export_trace
 
-            self._native_trace = export_trace(session, self.file.text)
+            self._native_trace = export_trace(session.env.env, session.scenario, session.scenario_id, self.file.text)
 
     # ------------------------------------------------------------------ the end
     def finish(self) -> RolloutRecord:
@@ -294,7 +294,7 @@ class Rollout:
     def _native_verdict(self) -> NativeVerdictRecord | None:
         if self._native_trace is None:
             return None
-        from orchestra.are.native_verdict import are_native_verdict
+        from orchestra.parity.native_verdict import are_native_verdict
 
         native = are_native_verdict(self._native_trace, judge=self.spec.session.judge)
         return NativeVerdictRecord(success=native.success, rationale=native.rationale)

@@ -11,9 +11,10 @@ import pytest
 from pydantic import ValidationError
 
 from orchestra.are import judges as are_judges
+from orchestra.are.native_verdict import export_trace
 from orchestra.judges import JudgeCallCache, JudgeConfig, JudgeEngine
 from orchestra.oracle import build_plan, replay
-from orchestra.are.native_verdict import are_native_verdict, export_trace
+from orchestra.parity.native_verdict import are_native_verdict
 from orchestra.perturbations import JudgeRules, NotApplicable, perturb
 from orchestra.session import Session, SessionConfig
 
@@ -35,7 +36,7 @@ def _rollout(path: Path, judge: JudgeConfig, answer: str | None = None, turn_eve
             plan.actions = [replace(a, args={**a.args, arg: value}) if a.event_id == event_id else a for a in plan.actions]
         replay(s, plan)
         result = s.finish()
-        return result, export_trace(s, path.read_text())
+        return result, export_trace(s.env.env, s.scenario, s.scenario_id, path.read_text())
 
 
 def _script(tmp_path: Path, rules: list[dict], default: str = YES) -> str:
