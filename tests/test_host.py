@@ -14,7 +14,7 @@ from orchestra.hookspecs import hookimpl
 from orchestra.host import Host, PluginError
 
 #: The built-in plugin set, in registration order (pinned: a stray installed plugin cannot change it).
-BUILTIN_ORDER = ["agent2agent", "builtin_scaffolds", "clock", "drivers", "litellm_models", "notifications", "offline_models", "session_tools", "subagents", "termination", "tracing"]
+BUILTIN_ORDER = ["agent2agent", "builtin_scaffolds", "clock", "drivers", "judges", "litellm_models", "notifications", "offline_models", "session_tools", "subagents", "termination", "tracing"]
 BUILTINS = set(BUILTIN_ORDER)
 
 

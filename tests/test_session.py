@@ -19,9 +19,7 @@ def test_clock_moves_only_by_the_formula(scenario_path, judge_pool):
         s.call_tool("Nope__nothing", {})  # a failed call is still a call
         assert s.elapsed == pytest.approx(14.0)
         result = s.finish()
-    assert result.sim_seconds == pytest.approx(14.0)
-    assert result.n_tool_calls == 2
-    assert (result.prompt_tokens, result.completion_tokens) == (4000, 80)
+    assert result.sim_seconds == pytest.approx(14.0)  # who spent what is the rollout's record (tests/test_rollout.py)
 
 
 def test_events_fire_at_their_exact_simulated_time(scenario_path, judge_pool):
