@@ -23,8 +23,7 @@ ARE's world only (`orchestra.session`). Batches of rollouts are `orchestra.runne
 from __future__ import annotations
 
 import traceback
-from collections.abc import Iterator
-from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -37,7 +36,7 @@ from orchestra.host import Host, PluginError
 from orchestra.models import ModelError
 from orchestra.record import NativeVerdictRecord, RolloutRecord, RolloutResult, build_record
 from orchestra.scenario_files import ScenarioFile
-from orchestra.session import Session
+from orchestra.session import PartialLog, Session
 from orchestra.spec import AgentConfig, OracleConfig, RolloutSpec
 from orchestra.teams.config import TeamConfig
 from orchestra.types import AgentLedger, Delegation, ModelRequest, ModelResponse
@@ -278,7 +277,7 @@ class Rollout:
             error = describe(self._failure, self.file) if self._failure is not None else f"{source}: the rollout never started"
             self._record = build_record(
                 self.spec, source, scenario_id=session.scenario_id if session is not None else None, error=error,
-                partial=session.partial_log() if session is not None else None, **common,
+                partial=_partial_log(session), **common,
             )
         elif self._not_applicable is not None:
             self._record = build_record(self.spec, source, scenario_id=session.scenario_id, not_applicable=self._not_applicable, **common)
@@ -304,6 +303,16 @@ class Rollout:
         if self._record is None:
             self._failure = exc
         return self.finish()
+
+
+def _partial_log(session: Session | None) -> PartialLog | None:
+    """The event log so far of a failed rollout, if it can still be read (the failure may be the environment's)."""
+    if session is None:
+        return None
+    try:
+        return session.partial_log()
+    except Exception:
+        return None
 
 
 def check_spec(spec: RolloutSpec, host: Host) -> None:
@@ -338,31 +347,35 @@ def describe(exc: BaseException, where: ScenarioFile | str) -> str:
         text += f" ({notes[0]})"
     else:
         frames = traceback.extract_tb(exc.__traceback__)
-        if frames:
-            text += f" (at {frames[-1].filename}:{frames[-1].lineno})"
+        if frames:  # where it was raised: the file's name only (the same on every machine)
+            text += f" (at {Path(frames[-1].filename).name}:{frames[-1].lineno})"
     return text
 
 
-@contextmanager
-def _closing(rollout: Rollout) -> Iterator[Rollout]:
-    try:
-        yield rollout
-    finally:
-        rollout.close()
-
-
 async def execute(spec: RolloutSpec, *, host: Host | None = None, judge_pool: JudgePool | None = None, file: ScenarioFile | None = None) -> RolloutRecord:
-    """Run `spec` to its record through the `rollout` hook; every exception ends up in the record's `error`."""
+    """Run `spec` to its record through the `rollout` hook; every exception ends up in the record's `error`.
+
+    The rollout is closed on every path (cancellation and Ctrl-C included); a plugin failing to
+    release its resources (`rollout_closed`) is noted on the record, after the verdict."""
     host = host or Host.create()
-    with _closing(Rollout(spec, host=host, judge_pool=judge_pool, file=file)) as rollout:
+    rollout = Rollout(spec, host=host, judge_pool=judge_pool, file=file)
+    record: RolloutRecord | None = None
+    try:
+        pending = host.hook.rollout(rollout=rollout)
+        if pending is None:  # pragma: no cover - the built-in drivers plugin always answers
+            raise OrchestraError("no plugin runs rollouts (the built-in `drivers` plugin is missing)")
+        record = await pending
+    except Exception as exc:  # a plugin's bug included: recorded, never raised into the batch
+        record = rollout.failed(exc)
+    finally:
         try:
-            pending = host.hook.rollout(rollout=rollout)
-            if pending is None:  # pragma: no cover - the built-in drivers plugin always answers
-                raise OrchestraError("no plugin runs rollouts (the built-in `drivers` plugin is missing)")
-            record: RolloutRecord = await pending
-            return record
-        except Exception as exc:  # a plugin's bug included: recorded, never raised into the batch
-            return rollout.failed(exc)
+            rollout.close()
+        except Exception as exc:
+            if record is not None:  # else a cancellation is on its way out: it wins
+                closing = f"closing the rollout failed: {describe(exc, rollout.file)}"
+                record = record.model_copy(update={"error": f"{record.error}; {closing}" if record.error else closing})
+    assert record is not None
+    return record
 
 
 def execute_sync(spec: RolloutSpec, **kwargs: Any) -> RolloutRecord:

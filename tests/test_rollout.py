@@ -153,3 +153,28 @@ def test_opening_a_rollout_with_an_unknown_scaffold_or_judge_fails_before_loadin
     judged = RolloutSpec(scenario="/no/such/file.json", session={"judge": {"mode": "oracle-of-delphi"}})
     with pytest.raises(OrchestraError, match="unknown judge 'oracle-of-delphi'; registered: llm, scripted, strict"):
         Rollout.open(judged)
+
+
+class _Closings:
+    def __init__(self) -> None:
+        self.closed: list[str] = []
+
+    @hookimpl
+    def rollout_closed(self, rollout: Any) -> None:
+        self.closed.append(rollout.spec.scenario)
+
+
+def test_every_rollout_is_closed_finished_failed_or_cancelled(judge_pool, tmp_path):
+    closings = _Closings()
+    host = Host.create([closings], entry_points=False)
+    good = RolloutSpec(scenario=str(scenario("starter_search_lookup")))
+    bad = RolloutSpec(scenario=str(tmp_path / "missing.json"))
+    assert anyio.run(lambda: execute(good, host=host, judge_pool=judge_pool)).error is None
+    assert "no such scenario file" in (anyio.run(lambda: execute(bad, host=host, judge_pool=judge_pool)).error or "")
+
+    async def cancelled() -> None:
+        with anyio.move_on_after(0):  # cancelled at its first checkpoint
+            await execute(RolloutSpec(scenario=good.scenario, agent=AgentConfig(model=ModelConfig(model=ORACLE))), host=host, judge_pool=judge_pool)
+
+    anyio.run(cancelled)
+    assert closings.closed == [good.scenario, bad.scenario, good.scenario]
