@@ -18,6 +18,7 @@ from orchestra.cli._options import SOURCE_HELP, add_filter_options, add_session_
 from orchestra.cli._output import emit_json, outcome_record, write_outcome
 from orchestra.cli._trace import add_trace_options
 from orchestra.errors import OrchestraError
+from orchestra.host import Host
 from orchestra.record import RolloutRecord
 from orchestra.runner import execute_sources_sync
 from orchestra.spec import KINDS, PerturbationKind
@@ -60,13 +61,15 @@ def cell(o: RolloutRecord, parity: bool) -> str:
 
 def run(args: argparse.Namespace) -> int:
     config = session_config(args)
+    host = Host.create()
+    host.judge_builder(config.judge.mode)  # an unknown judge fails once, before any scenario loads
     if args.parity and config.judge.mode == "strict":
         raise OrchestraError("--parity compares with ARE's own judge, and ARE has no strict judge: use --judge scripted or --judge llm")
     if args.parity and not config.judge.are_bool_bug:
         raise OrchestraError("--parity compares with ARE's own LLM judge, which lowers True/False in replies: drop --no-judge-are-bool-bug")
     rows: dict[str, dict[str | None, RolloutRecord]] = defaultdict(dict)
     problems: list[str] = []
-    for o in execute_sources_sync(args.sources, perturbations=COLUMNS, session=config, native_parity=args.parity, **filter_kwargs(args)):
+    for o in execute_sources_sync(args.sources, perturbations=COLUMNS, session=config, native_parity=args.parity, host=host, **filter_kwargs(args)):
         rows[o.source][o.perturbation] = o
         if args.out:
             write_outcome(args.out, o)

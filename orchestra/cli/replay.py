@@ -9,6 +9,7 @@ from pathlib import Path
 from orchestra.cli._options import SOURCE_HELP, add_filter_options, add_session_options, filter_kwargs, no_scenario_error, session_config
 from orchestra.cli._output import emit_json, outcome_line, outcome_record, write_outcome
 from orchestra.cli._trace import add_trace_options
+from orchestra.host import Host
 from orchestra.runner import execute_sources_sync
 from orchestra.spec import KINDS
 
@@ -32,8 +33,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     config = session_config(args)
+    host = Host.create()
+    host.judge_builder(config.judge.mode)  # an unknown judge fails once, before any scenario loads
     outcomes = []
-    for o in execute_sources_sync(args.sources, perturbations=(args.perturb,), session=config, **filter_kwargs(args)):
+    for o in execute_sources_sync(args.sources, perturbations=(args.perturb,), session=config, host=host, **filter_kwargs(args)):
         outcomes.append(o)
         if args.out:
             write_outcome(args.out, o)
