@@ -1,4 +1,8 @@
-"""Built-in plugin: the agent's model is called through litellm (`orchestra.models.complete`)."""
+"""Built-in plugin: the agent's model is called through litellm (`orchestra.models.complete`).
+
+The host's model providers (`register_models`) go with the call: litellm learns of them at the
+first model call, not when the host is built.
+"""
 
 from __future__ import annotations
 
@@ -11,4 +15,4 @@ from orchestra.types import AgentView, ModelRequest, ModelResponse
 
 @hookimpl(trylast=True)
 def model_call(agent: AgentView, request: ModelRequest) -> Awaitable[ModelResponse]:
-    return complete(agent.model, request, metadata={"orchestra_rollout": agent.rollout_id})
+    return complete(agent.model, request, metadata={"orchestra_rollout": agent.rollout_id}, providers=agent.host.models)

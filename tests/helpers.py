@@ -9,6 +9,10 @@ from typing import Any
 import anyio
 
 from orchestra.host import Host
+from orchestra.models import ModelConfig
+from orchestra.rollout import AgentConfig, RolloutSpec, execute
+from orchestra.scenario_files import read_scenario_file
+from orchestra.session import RolloutResult, SessionConfig
 
 REPO = Path(__file__).resolve().parents[1]
 SCENARIOS = REPO / "scenarios"
@@ -20,10 +24,7 @@ def scenario(name: str) -> Path:
     matches = [p for p in STARTER if p.stem == name]
     assert matches, f"bundled scenario {name} not found under {SCENARIOS}"
     return matches[0]
-from orchestra.models import ModelConfig
-from orchestra.rollout import AgentConfig, RolloutSpec, execute
-from orchestra.scenario_files import read_scenario_file
-from orchestra.session import RolloutResult, SessionConfig
+
 
 
 def write_script(tmp_path: Path, entries: list[dict[str, Any]], name: str = "script.json") -> str:

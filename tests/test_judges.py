@@ -11,9 +11,9 @@ import pytest
 from pydantic import ValidationError
 
 from orchestra.are import judges as are_judges
+from orchestra.are.native_verdict import are_native_verdict, export_trace
 from orchestra.judges import JudgeCallCache, JudgeConfig, JudgeEngine
 from orchestra.oracle import build_plan, replay
-from orchestra.are.native_verdict import are_native_verdict, export_trace
 from orchestra.perturbations import JudgeRules, NotApplicable, perturb
 from orchestra.session import Session, SessionConfig
 

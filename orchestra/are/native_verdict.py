@@ -103,7 +103,7 @@ def _are_benchmark_llm_preprocess(scenario: Any, judge: JudgeConfig, max_scenari
     from are.simulation.scenarios.config import ScenarioRunnerConfig
     from are.simulation.scenarios.scenario_imported_from_json.utils import preprocess_scenario_from_config
 
-    from orchestra.models import import_litellm
+    from orchestra.litellm_setup import import_litellm
 
     import_litellm()
     assert judge.model is not None

@@ -16,14 +16,14 @@ import copy
 from pathlib import Path
 
 import pytest
+from parity_cases import ANSWER_SEARCH, CASES, SEND, act
+from parity_scenarios import starter
 
 from orchestra.are.agent_parity import compare, run_parity
 from orchestra.are.default_agent import run_are_default_agent
 from orchestra.are.policy import as_factory
 from orchestra.hookspecs import hookimpl
 from orchestra.scenario_files import ScenarioFile
-from parity_cases import ANSWER_SEARCH, CASES, SEND, act
-from parity_scenarios import starter
 
 LOOP_CASES = [n for n in CASES if not n.startswith("capability_")]
 CAPABILITY_CASES = [n for n in CASES if n.startswith("capability_")]

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from helpers import STARTER
-from helpers import run_agent_on, write_script
+from helpers import STARTER, run_agent_on, write_script
 from orchestra.host import Host
 
 SCAFFOLDS = ("react", "tool_calling", "parallel_tools")
