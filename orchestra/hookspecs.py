@@ -66,8 +66,11 @@ def register_scaffolds(register: Callable[[str, Callable[..., Any]], None]) -> N
 def register_models(register: Callable[[str, Any], None]) -> None:
     """Add model providers.
 
-    :param register: `register(provider, handler)` with a `litellm.CustomLLM` handler; models are
-        then addressed as `"<provider>/<model>"` through litellm like any real API.
+    :param register: `register(provider, handler)` with a `litellm.CustomLLM` handler, or a
+        function without arguments that returns one (called at the first model call, so a plugin
+        need not import litellm to register); models are then addressed as `"<provider>/<model>"`
+        through litellm like any real API. litellm learns of the providers when a model of the
+        host is first called (`orchestra.litellm_setup.register_providers`).
 
     Called once per host; the return value is ignored.
     """

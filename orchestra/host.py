@@ -125,9 +125,12 @@ class Host:
         return cls(pm, sources)
 
     def _collect(self) -> None:
-        """Run the registration hooks plugin by plugin, so each registration is attributed."""
-        from orchestra.models import import_litellm
+        """Run the registration hooks plugin by plugin, so each registration is attributed.
 
+        Model providers are only collected here: litellm learns of them at the first model call
+        (`orchestra.models.complete(..., providers=host.models)`), so building a host (as
+        `orchestra plugins` does) imports no litellm.
+        """
         for plugin in self._ordered_plugins():
             name = self.pm.get_name(plugin) or repr(plugin)
             record = self._registered.setdefault(name, {})
@@ -143,10 +146,6 @@ class Host:
             self.pm.subset_hook_caller("register_models", others)(register=lambda p, h: reg("model provider", self.models, p, h))
             self.pm.subset_hook_caller("register_tools", others)(register=lambda spec, fn: reg("tool", self.tools, spec.name, (spec, fn)))
             self.pm.subset_hook_caller("register_judges", others)(register=lambda mode, build: reg("judge", self.judges, mode, build))
-        if self.models:
-            litellm = import_litellm()
-            current = [e for e in (litellm.custom_provider_map or []) if e.get("provider") not in self.models]
-            litellm.custom_provider_map = current + [{"provider": p, "custom_handler": h} for p, h in self.models.items()]
 
     @property
     def plugin_names(self) -> list[str]:

@@ -233,7 +233,7 @@ class JudgeEngine:
         return text, None
 
     def _complete(self, messages: list[dict[str, Any]]) -> tuple[str, tuple[int, int], float]:
-        from orchestra.models import import_litellm
+        from orchestra.litellm_setup import import_litellm
 
         litellm = import_litellm()
         if self.model.startswith("orchestra-judge/"):

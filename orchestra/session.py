@@ -39,6 +39,7 @@ from orchestra.config import RewardMode, SessionConfig
 from orchestra.errors import SessionError
 from orchestra.judges import JudgeUsage
 from orchestra.scenario_files import ScenarioFile
+from orchestra.tool_schemas import validate_arguments
 from orchestra.types import Notification, ToolOutcome, ToolSpec
 
 __all__ = ["MAIN_AGENT", "SEND_TO_USER_TOOL", "WAIT_TOOL", "Judgement", "PartialLog", "Session", "SessionConfig", "TurnVerdict"]
@@ -327,8 +328,9 @@ class Session:
             with self.env.scope():
                 output = tool(**(arguments if call_arguments is None else call_arguments))
         except Exception as exc:  # app errors are observations, never crashes
-            problem = _check_arguments(spec, arguments)
-            return ToolOutcome(name, arguments, ok=False, error=problem or f"{type(exc).__name__}: {exc}", sim_time=t, exception=exc)
+            problems = validate_arguments(spec, arguments)
+            problem = f"Invalid arguments for {name}: {'; '.join(problems)}." if problems else f"{type(exc).__name__}: {exc}"
+            return ToolOutcome(name, arguments, ok=False, error=problem, sim_time=t, exception=exc)
         return ToolOutcome(name, arguments, ok=True, output=output, sim_time=t)
 
     def _wait_for_notification(self, arguments: dict[str, Any]) -> ToolOutcome:
@@ -405,19 +407,3 @@ def _clean_rationale(validation: Any) -> str:
     if validation.exception is not None:
         return f"judge exception: {type(validation.exception).__name__}: {validation.exception}"
     return str(validation.rationale or "rejected")
-
-
-def _check_arguments(spec: ToolSpec, arguments: dict[str, Any]) -> str | None:
-    """Name-level argument check, so a bad call gets a precise message instead of a TypeError."""
-    known = {a.name for a in spec.args}
-    unknown = sorted(set(arguments) - known)
-    missing = [a.name for a in spec.args if a.required and a.name not in arguments]
-    if not unknown and not missing:
-        return None
-    parts = []
-    if unknown:
-        parts.append(f"unknown argument(s) {unknown}")
-    if missing:
-        parts.append(f"missing required argument(s) {missing}")
-    signature = ", ".join(f"{a.name}: {a.type_text}" + ("" if a.required else " = optional") for a in spec.args)
-    return f"Invalid arguments for {spec.name}: {'; '.join(parts)}. Expected ({signature})."

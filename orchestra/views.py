@@ -38,6 +38,11 @@ class HostView(Protocol):
     @property
     def scaffolds(self) -> dict[str, Callable[..., Any]]: ...
 
+    @property
+    def models(self) -> dict[str, Any]:
+        """Registered model providers: provider -> litellm handler (or a function returning one)."""
+        ...
+
     def scaffold(self, name: str) -> Callable[..., Any]:
         """The registered scaffold factory `name` (a `PluginError` naming the registered ones otherwise)."""
         ...

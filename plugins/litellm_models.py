@@ -1,4 +1,8 @@
-"""Built-in plugin: the agent's model is called through litellm (`orchestra.models.complete`)."""
+"""Built-in plugin: the agent's model is called through litellm (`orchestra.models.complete`).
+
+The host's model providers (`register_models`) go with the call: litellm learns of them at the
+first model call, not when the host is built.
+"""
 
 from __future__ import annotations
 
@@ -12,4 +16,4 @@ from orchestra.views import AgentView
 
 @hookimpl(trylast=True)
 def model_call(agent: AgentView, request: ModelRequest) -> Awaitable[ModelResponse]:
-    return complete(agent.model, request, metadata={"orchestra_rollout": agent.rollout_id})
+    return complete(agent.model, request, metadata={"orchestra_rollout": agent.rollout_id}, providers=agent.host.models)

@@ -71,7 +71,7 @@ def model_call(agent: AgentView, request: ModelRequest) -> Generator[None, Await
 
 @hookimpl
 def register_models(register: Callable[[str, Any], None]) -> None:
-    register(PROVIDER, _handler())
+    register(PROVIDER, _handler)  # the factory: litellm is imported at the first model call, not here
 
 
 _HANDLER: Any = None
@@ -81,7 +81,7 @@ def _handler() -> Any:
     """One litellm `CustomLLM` for the process (litellm's provider map is global; the handler is stateless)."""
     global _HANDLER
     if _HANDLER is None:
-        from orchestra.models import import_litellm
+        from orchestra.litellm_setup import import_litellm
 
         litellm = import_litellm()
 
@@ -465,7 +465,7 @@ def _check_entry(path: str, i: int, entry: dict[str, Any]) -> None:
     if calls is not None and (not isinstance(calls, list) or not all(isinstance(c, dict) and isinstance(c.get("name"), str) for c in calls)):
         raise ModelSetupError(f"{where}: 'tool_calls' is a list of {{\"name\": ..., \"arguments\": ...}} objects")
     if "raise" in entry:
-        from orchestra.models import import_litellm
+        from orchestra.litellm_setup import import_litellm
 
         exc_cls = getattr(import_litellm(), str(entry["raise"]), None)
         if not (isinstance(exc_cls, type) and issubclass(exc_cls, Exception)):
@@ -480,7 +480,7 @@ def scripted_reply(agent: Any, path: str, messages: list[dict[str, Any]]) -> dic
     state["pos"] = pos + 1
     entry = entries[pos]
     if "raise" in entry:
-        from orchestra.models import import_litellm
+        from orchestra.litellm_setup import import_litellm
 
         litellm = import_litellm()
         exc_cls = getattr(litellm, str(entry["raise"]))

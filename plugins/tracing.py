@@ -504,7 +504,7 @@ def _model_names(tracing: Tracing, config: ModelConfig) -> tuple[str, str]:
     model_string: str = config.model
     provider, model = "", model_string
     try:
-        from orchestra.models import import_litellm
+        from orchestra.litellm_setup import import_litellm
 
         model, provider, _, _ = import_litellm().get_llm_provider(model=model_string, api_base=config.endpoint)
     except Exception:  # an unknown provider: the prefix before the first "/", as litellm would route it

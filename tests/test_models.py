@@ -139,7 +139,7 @@ class _RecordingProvider:
     def register_models(self, register):
         from litellm.types.utils import Choices, Message
 
-        from orchestra.models import import_litellm
+        from orchestra.litellm_setup import import_litellm
 
         litellm = import_litellm()
         seen = self.seen
@@ -155,17 +155,17 @@ class _RecordingProvider:
 
 
 def test_env_references_are_expanded_only_at_the_model_call(monkeypatch):
-    Host.create([_RecordingProvider()])
+    providers = Host.create([_RecordingProvider()]).models  # what the built-in litellm_models plugin passes
     monkeypatch.setenv("PROBE_KEY", "sk-probe-value")
     monkeypatch.setenv("PROBE_HOST", "127.0.0.1:9")
     config = ModelConfig(model="keyprobe/m", api_key="${PROBE_KEY}", endpoint="http://${PROBE_HOST}/v1", max_retries=0)
     request = ModelRequest(messages=[{"role": "user", "content": "hi"}], action_format="react")
-    response = anyio.run(lambda: complete(config, request))
+    response = anyio.run(lambda: complete(config, request, providers=providers))
     assert response.text == "ok"
     assert _RecordingProvider.seen[-1] == ("sk-probe-value", "http://127.0.0.1:9/v1")
     assert config.api_key == "${PROBE_KEY}" and "sk-probe-value" not in config.model_dump_json()  # the config keeps the reference
 
     monkeypatch.delenv("PROBE_KEY")
     with pytest.raises(ModelError, match=r"keyprobe/m: api_key: environment variable PROBE_KEY is not set") as info:
-        anyio.run(lambda: complete(config, request))
+        anyio.run(lambda: complete(config, request, providers=providers))
     assert info.value.permanent

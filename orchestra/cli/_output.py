@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from orchestra.record import RolloutRecord
+if TYPE_CHECKING:  # pragma: no cover - import for type checkers only (`orchestra scenarios` needs no rollout machinery)
+    from orchestra.record import RolloutRecord
 
 
 def outcome_record(o: RolloutRecord) -> dict[str, Any]:

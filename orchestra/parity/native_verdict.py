@@ -24,7 +24,7 @@ def are_native_verdict(trace_json: str, *, max_scenario_duration: int | None = N
     if judge.mode != "llm":
         return judge_trace(trace_json, max_scenario_duration=max_scenario_duration)
     assert judge.model is not None
-    from orchestra.models import import_litellm
+    from orchestra.litellm_setup import import_litellm
 
     import_litellm()
     if judge.model.startswith("orchestra-judge/"):

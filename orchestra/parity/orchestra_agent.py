@@ -38,7 +38,7 @@ class ParityModelPlugin:
 
     @hookimpl
     def register_models(self, register: Callable[[str, Any], None]) -> None:
-        register(PROVIDER, provider_handler())
+        register(PROVIDER, provider_handler)  # a factory: litellm is imported at the first call
 
 
 def parity_session_config(verbosity: str = "medium") -> SessionConfig:

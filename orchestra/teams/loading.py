@@ -41,6 +41,7 @@ from orchestra.config import SessionConfig
 from orchestra.errors import OrchestraError
 from orchestra.models import ENV_REF, ModelConfig, env_refs, expand_env, mask_secrets
 from orchestra.teams.config import NEVER_APP_AGENTS, TeamConfig
+from orchestra.teams.shipped import shipped_root, shipped_teams, team_path  # noqa: F401  (shipped_root, team_path: re-exported)
 
 if typing.TYPE_CHECKING:  # pragma: no cover - the host imports every built-in plugin
     from orchestra.host import Host
@@ -168,27 +169,6 @@ def _by_line(problems: list[str], path: Path) -> list[str]:
         return [int(n) for n in position.split(":") if n.isdigit()]
 
     return sorted(problems, key=key)
-
-
-def shipped_root() -> Path:
-    """The repository's `teams/` folder (the shipped teams), beside `scenarios/`."""
-    return Path(__file__).resolve().parents[2] / "teams"
-
-
-def shipped_teams() -> list[Path]:
-    """The shipped team files, sorted by name."""
-    return sorted(shipped_root().glob("*.yaml"))
-
-
-def team_path(text: str | Path) -> Path:
-    """A team file's path: `text` itself when it exists, else the shipped team of that name
-    (`oracle` → `teams/oracle.yaml`); a missing file is left for `read_team` to report."""
-    path = Path(text)
-    if not path.exists() and path.parent == Path(".") and not path.suffix:
-        shipped = shipped_root() / f"{path.name}.yaml"
-        if shipped.exists():
-            return shipped
-    return path
 
 
 def with_judge_key(session: SessionConfig) -> SessionConfig:

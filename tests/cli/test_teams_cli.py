@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from orchestra.cli import main
-from orchestra.teams.loading import shipped_teams
+from orchestra.teams.shipped import shipped_teams
 
 SECRET = "sk-team-test-0123456789-never-in-outputs"
 
