@@ -12,14 +12,19 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ValidationError
-
-from orchestra.clock import ClockConfig
-from orchestra.config import SessionConfig
 from orchestra.errors import OrchestraError
-from orchestra.judges import CACHE_ENV, JUDGE_MODES, JudgeConfig
+
+if TYPE_CHECKING:  # pragma: no cover - `orchestra scenarios` takes the filters without pydantic or the configs
+    from pydantic import BaseModel
+
+    from orchestra.config import SessionConfig
+
+#: The built-in judges and the judge-call cache variable (`orchestra.judges`; repeated here so
+#: the option help needs no import of the configs).
+JUDGE_MODES = ("scripted", "llm", "strict")
+CACHE_ENV = "ORCHESTRA_JUDGE_CACHE"
 
 SOURCE_HELP = "scenario file, folder, bundled[:CONFIG] or hf:CONFIG[/SPLIT][@REVISION]"
 
@@ -76,6 +81,8 @@ LLM_ONLY = ("judge_api_key", "judge_cache", "judge_use_cache")
 
 def add_session_options(p: argparse.ArgumentParser, *, reward_mode: bool = True) -> None:
     """The clock, notification, reward-mode and judge options; none has a default here (see module doc)."""
+    from orchestra.clock import ClockConfig
+
     g = p.add_argument_group("simulated clock")
     defaults = ClockConfig()
     g.add_argument("--decode-rate", type=float, help=f"completion tokens per simulated second (default {defaults.decode_rate_tps:g})")
@@ -109,6 +116,8 @@ def _given(args: argparse.Namespace, options: dict[str, Any]) -> dict[str, Any]:
 def _updated(model: BaseModel, update: dict[str, Any], flags: dict[str, str]) -> Any:
     """`model` with `update` applied and validated (pydantic's `model_copy` does not validate);
     a validation error names the flags."""
+    from pydantic import ValidationError
+
     data = {**dict(model), **update}
     try:
         return type(model).model_validate(data)
@@ -124,6 +133,9 @@ def session_config(args: argparse.Namespace, base: SessionConfig | None = None) 
 
     A `--judge` naming another mode than the base's replaces the base's judge (its model, cache,
     ...); the other judge options adjust whichever judge results."""
+    from orchestra.config import SessionConfig
+    from orchestra.judges import JudgeConfig
+
     base = base or SessionConfig()
     clock_flags = {field: "--" + dest.replace("_", "-") for dest, field in CLOCK_OPTIONS.items()}
     clock = _updated(base.clock, {CLOCK_OPTIONS[d]: v for d, v in _given(args, CLOCK_OPTIONS).items()}, clock_flags)

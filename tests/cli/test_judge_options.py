@@ -95,3 +95,10 @@ def test_an_unknown_judge_fails_once_before_any_scenario_loads(capsys, scenario_
         assert main([*command, "--judge", "delphi"]) == 2
         captured = capsys.readouterr()
         assert "unknown judge 'delphi'; registered: llm, scripted, strict" in captured.err and captured.out == ""
+
+
+def test_the_option_help_names_what_the_judges_module_defines():
+    from orchestra import judges
+    from orchestra.cli import _options
+
+    assert (_options.JUDGE_MODES, _options.CACHE_ENV) == (judges.JUDGE_MODES, judges.CACHE_ENV)
