@@ -19,6 +19,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="orchestra", description="Teams of LLM agents inside ARE / Gaia2.")
     parser.add_argument("--version", action="version", version=f"orchestra {__version__}")
     parser.add_argument("-v", "--verbose", action="count", default=0, help="more logging (-vv: ARE's own logs too)")
+    parser.add_argument("--debug", action="store_true", help="show the traceback of an unexpected error (default: one line)")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for module in COMMANDS:
         module.add_parser(sub)
@@ -35,6 +36,7 @@ def configure_logging(verbosity: int) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    args.argv = list(argv) if argv is not None else sys.argv[1:]
     configure_logging(args.verbose)
     try:
         with tracing_from_args(args):  # a no-op unless the command has --trace and it (or OTEL_TRACES_EXPORTER) is set
@@ -45,3 +47,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("orchestra: interrupted", file=sys.stderr)
         return 130
+    except Exception as exc:  # a bug or an unexpected failure: one line, the traceback only with --debug
+        if args.debug:
+            raise
+        print(f"orchestra: error: {type(exc).__name__}: {exc} (run with --debug for the traceback)", file=sys.stderr)
+        return 2
