@@ -8,11 +8,11 @@ import sys
 from collections.abc import Sequence
 
 from orchestra import __version__
-from orchestra.cli import judge_check, parity_agent, plugins, replay, run, scenarios, teams, trace
+from orchestra.cli import compare, judge_check, parity_agent, plugins, replay, run, scenarios, show, teams, trace
 from orchestra.cli._trace import tracing_from_args
 from orchestra.errors import OrchestraError
 
-COMMANDS = (replay, judge_check, run, teams, scenarios, plugins, parity_agent, trace)
+COMMANDS = (replay, judge_check, run, show, compare, teams, scenarios, plugins, parity_agent, trace)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -4,7 +4,6 @@ at most the rollouts in flight, a changed configuration refuses to resume."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import signal
 import subprocess
