@@ -339,6 +339,8 @@ async def _iteration(agent: AgentContext) -> AsyncGenerator[ModelRequest, ModelR
     except ModelError as exc:
         if exc.permanent:
             raise
+        agent.ledger.model_errors += 1
+        agent.ledger.last_model_error = str(exc)
         text = scaffold.model_error_text(exc)
         scaffold.record_model_error(agent, text)
         agent.state["_step"] = StepRecord(agent.steps, response, [], [], retries=retries, model_error=text)

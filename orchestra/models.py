@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 import uuid
@@ -25,6 +26,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from orchestra.errors import OrchestraError
 from orchestra.litellm_setup import import_litellm, register_providers
 from orchestra.types import ModelRequest, ModelResponse, ToolCall, Usage
+
+log = logging.getLogger(__name__)
 
 
 class ModelError(OrchestraError):
@@ -171,7 +174,9 @@ async def complete(
                 raise ModelError(f"{config.model}: {setup}") from exc
             if attempt > config.max_retries:
                 raise ModelError(f"{config.model}: gave up after {attempt} attempts: {type(exc).__name__}: {exc}", permanent=False) from exc
-            await anyio.sleep(config.backoff_seconds * (2 ** (attempt - 1)))
+            wait = config.backoff_seconds * (2 ** (attempt - 1))
+            log.info("%s: attempt %d of %d failed (%s); retrying in %.1f s", config.model, attempt, config.max_retries + 1, type(exc).__name__, wait)
+            await anyio.sleep(wait)
         except Exception as exc:
             raise ModelError(f"{config.model}: {type(exc).__name__}: {exc}") from exc
     return _parse_response(litellm, raw, request, config, attempt)

@@ -93,6 +93,17 @@ class RolloutRecord(BaseModel):
         return None if spec is None else mask_secrets(spec.model_dump(mode="json"))
 
     @property
+    def status(self) -> str:
+        """One word, the same in every table and JSON: `PASS` / `FAIL` (the agent's verdict), `ERROR`
+        (the harness or the setup: no trustworthy verdict; `error` says why) or `N/A` (a perturbation
+        that cannot apply)."""
+        if self.not_applicable is not None:
+            return "N/A"
+        if self.error is not None or self.result is None or self.result.error is not None:
+            return "ERROR"
+        return "PASS" if self.result.success else "FAIL"
+
+    @property
     def agents(self) -> list[AgentLedger]:
         if self.result is not None:
             return self.result.agents

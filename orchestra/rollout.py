@@ -284,11 +284,23 @@ class Rollout:
         else:
             judgement = session.finish(error=self._error)
             stop_reason = self.main.stop_reason if self.main is not None else None
+            if self._error is None and not self.spec.are_model_failures:
+                self._error = self._all_model_calls_failed()
             self._record = build_record(
                 self.spec, source, scenario_id=session.scenario_id, judgement=judgement, app_agents=self.app_agents,
                 stop_reason=stop_reason, error=self._error, native=self._native_verdict(), **common,
             )
         return self._record
+
+    def _all_model_calls_failed(self) -> str | None:
+        """A broken model never looks like a good agent: when every call of the main agent's model
+        failed for good, the verdict (ARE's loop answered "Max iterations reached" for it) is not the
+        agent's — the rollout is an ERROR, with the last failure (`are_model_failures` keeps ARE's way)."""
+        main = self.main
+        if main is None or main.ledger.model_calls or not main.ledger.model_errors:
+            return None
+        n = main.ledger.model_errors
+        return f"every call to the main agent's model failed ({n} of {n}; the verdict is not the agent's): {main.ledger.last_model_error}"
 
     def _native_verdict(self) -> NativeVerdictRecord | None:
         if self._native_trace is None:

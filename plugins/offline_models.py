@@ -92,6 +92,13 @@ def _handler() -> Any:
             async def acompletion(self, *args: Any, **kwargs: Any) -> Any:
                 return self._answer(kwargs)
 
+            def preflight(self, model: str) -> None:
+                """Before a batch (`orchestra.preflight`): the model exists, a script file parses."""
+                if model.startswith("scripted:"):
+                    load_script(model.removeprefix("scripted:"))
+                elif model != "oracle":
+                    raise ModelSetupError(f"unknown offline model {PROVIDER}/{model}; use {PROVIDER}/oracle or {PROVIDER}/scripted:<file>")
+
             def _answer(self, kw: dict[str, Any]) -> Any:
                 model = kw["model"]
                 agent = _CALLER.get()

@@ -50,6 +50,17 @@ def positive_int(text: str) -> int:
     return n
 
 
+def non_negative_int(text: str) -> int:
+    """An option's whole number, 0 or more (`--model-retries`)."""
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {n}")
+    return n
+
+
 def filter_kwargs(args: argparse.Namespace) -> dict[str, Any]:
     return {"capabilities": args.capability, "scenario_ids": args.scenario_ids, "limit": args.limit}
 

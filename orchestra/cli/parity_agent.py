@@ -68,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
             # One bad scenario (malformed file, broken policy for it) must not lose the others' results.
             errors += 1
             if args.json:
-                emit_json({"scenario_id": file.stem, "source": str(file.path), "status": "error", "error": str(exc)})
+                emit_json({"scenario_id": file.stem, "source": str(file.path), "status": "ERROR", "error": str(exc)})
             print(f"orchestra: error: {exc}", file=sys.stderr, flush=True)
             continue
         if report.policy_failure:  # the policy's fault, not a parity finding

@@ -22,7 +22,7 @@ def test_replay_strict_rejects_a_wrong_answer_and_names_the_judge(capsys, scenar
 def test_wrong_answer_is_na_under_the_default_judge(capsys, scenario_path):
     assert main(["replay", str(scenario_path("starter_search_lookup")), "--perturb", "wrong_answer"]) == 0
     out = capsys.readouterr().out
-    assert "n/a" in out and "does not check free text" in out and "judge=" not in out
+    assert "N/A" in out and "does not check free text" in out and "judge=" not in out
 
 
 def test_judge_check_strict_table_has_a_wrong_answer_column(capsys, scenario_path):
@@ -85,7 +85,7 @@ def test_a_judge_model_that_cannot_be_reached_is_an_error_not_a_failed_rollout(c
     code = main(["replay", path, "--json", "--perturb", "wrong_answer", "--judge", "llm", "--judge-model",
                  f"orchestra-judge/{tmp_path / 'no-such-script.json'}", "--no-judge-cache", "--out", str(tmp_path / "out")])
     rec = json.loads(capsys.readouterr().out)
-    assert code == 1 and rec["status"] == "error" and "judge" in rec["error"] and "no-such-script.json" in rec["error"]
+    assert code == 1 and rec["status"] == "ERROR" and "judge" in rec["error"] and "no-such-script.json" in rec["error"]
     assert rec["event_log_sha256"] and (tmp_path / "out" / "starter_search_lookup.wrong_answer.events.json").exists()
 
 

@@ -67,7 +67,7 @@ def test_a_bad_scenario_in_a_batch_is_reported_and_the_others_still_run(tmp_path
     records = [json.loads(line) for line in captured.out.splitlines()]
     assert rc == 2
     assert [r["source"].rsplit("/", 1)[-1] for r in records] == ["a.json", "b.json", "c.json"]
-    assert records[1]["status"] == "error" and "b.json: malformed JSON" in records[1]["error"]
+    assert records[1]["status"] == "ERROR" and "b.json: malformed JSON" in records[1]["error"]
     assert records[0]["are"]["success"] is True and records[2]["are"]["success"] is True
     assert "b.json: malformed JSON" in captured.err
 

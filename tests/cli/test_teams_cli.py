@@ -97,10 +97,10 @@ def test_run_team_never_writes_the_secret_and_keeps_the_teams_session(capsys, tm
     rec = json.loads(stdout)
     assert rec["policy"] == "team:solo" and rec["success"] and rec["judge"] == "strict"
     assert rec["reward_mode"] == "dense"  # from the team file: --reward-mode was not given
-    files = sorted(p.name for p in out_dir.iterdir())
-    assert files == ["starter_time_deadline.json", "team.yaml"]
+    files = sorted(str(p.relative_to(out_dir)) for p in out_dir.rglob("*") if p.is_file())
+    assert files == ["manifest.json", "results.jsonl", "rollouts/starter_time_deadline.json", "summary.json", "team.yaml"]
     assert trace.read_text().count("\n") > 3  # spans with content were written
-    for text in [stdout, stderr, trace.read_text()] + [p.read_text() for p in out_dir.iterdir()]:
+    for text in [stdout, stderr, trace.read_text()] + [p.read_text() for p in out_dir.rglob("*") if p.is_file()]:
         assert SECRET not in text
     used = yaml.safe_load((out_dir / "team.yaml").read_text())
     assert used["main"]["model"]["api_key"] == "${TEAM_CLI_SECRET}"
@@ -194,11 +194,11 @@ def test_run_team_with_an_app_agent_end_to_end(capsys, tmp_path, scenario_path):
     scenario = str(scenario_path("starter_execution_calendar"))
     assert main(["run", "--team", str(team), "--scenarios", scenario, "--json", "--out", str(out_dir)]) == 0
     rec = json.loads(capsys.readouterr().out)
-    assert rec["status"] == "ok" and rec["policy"] == "team:scripted"
+    assert rec["status"] in ("PASS", "FAIL") and rec["policy"] == "team:scripted"
     agents = {a["name"]: a for a in rec["agents"]}
     assert (agents["main"]["scaffold"], agents["Calendar"]["scaffold"], agents["Calendar"]["app"]) == ("react", "tool_calling", "Calendar")
     assert agents["Calendar"]["model"].endswith("calendar.yaml") and agents["Calendar"]["answer"] == "You have two events."
-    record = json.loads((out_dir / "starter_execution_calendar.json").read_text())  # the whole record, its spec included
+    record = json.loads((out_dir / "rollouts" / "starter_execution_calendar.json").read_text())  # the whole record, its spec included
     assert record["spec"]["team"]["name"] == "scripted"
     [delegation] = record["result"]["delegations"]
     assert (delegation["tool"], delegation["task"], delegation["answer"]) == ("Calendar__expert_agent", "List my events on 2024-10-15.", "You have two events.")

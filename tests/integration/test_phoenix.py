@@ -108,7 +108,7 @@ def run_oracle_team(capsys: pytest.CaptureFixture[str], scenario_path: Any, *sce
     sources = [str(scenario_path(name)) for name in scenarios]
     code = main(["run", "--team", "oracle", "--scenarios", *sources, "--concurrency", str(len(sources)), "--json", "--trace", "otlp"])
     records = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.strip()]
-    assert code == 0 and all(r["status"] == "ok" and r["success"] for r in records), records
+    assert code == 0 and all(r["status"] == "PASS" for r in records), records
     return records
 
 
