@@ -20,8 +20,10 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+from orchestra import judge_script
 from orchestra.errors import OrchestraError, ScenarioError
 from orchestra.host import Host
 from orchestra.models import ModelConfig, ModelError, ModelSetupError, expand_env, import_litellm
@@ -107,8 +109,14 @@ def check_model(use: ModelUse, host: Host, *, timeout: float = DEFAULT_TIMEOUT) 
     except ModelError as exc:
         raise PreflightError(f"preflight: {exc}") from None
     provider, _, name = use.model.partition("/")
+    if provider == judge_script.PROVIDER:  # the offline judge model (scripted judge replies): its file must exist
+        if not Path(name).is_file():
+            raise PreflightError(f"{where}: judge script {name} not found")
+        return
     handler = host.models.get(provider) if name else None
     if handler is not None:
+        if callable(handler) and not hasattr(handler, "completion"):  # a factory (`register_models` allows one)
+            handler = handler()
         check = getattr(handler, "preflight", None)
         if check is not None:
             try:

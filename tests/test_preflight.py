@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import socket
 import threading
-import time
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 
@@ -30,18 +29,14 @@ def _free_port() -> int:
 
 def test_a_dead_endpoint_fails_the_whole_command_fast_in_one_line(scenario_path, capsys):
     """Acceptance: nothing listening -> exit 2, one line naming the endpoint, before any scenario
-    loads (it used to print PASS after 20 minutes). Timed in-process (litellm already imported):
-    measured ~0.01 s; the bound is generous for a loaded machine."""
+    loads and without a single model call (it used to print PASS after 20 minutes). How fast: no
+    timing here (no timed assertions in unit tests); it is one refused connection, never retried."""
     endpoint = f"http://127.0.0.1:{_free_port()}/v1"
-    Host.create()  # imports litellm (seconds without bytecode caches): not what is timed
-    start = time.monotonic()
     code = main(["run", "--scaffold", "react", "--model", "openai/x", "--endpoint", endpoint,
                  "--scenarios", str(scenario_path("starter_search_lookup")), str(scenario_path("starter_time_deadline"))])
-    elapsed = time.monotonic() - start
     captured = capsys.readouterr()
     assert code == 2 and captured.out == ""
     assert captured.err.strip().splitlines() == [f"orchestra: error: preflight: agent model openai/x: endpoint {endpoint}: nothing is listening (connection refused)"]
-    assert elapsed < 10, elapsed
 
 
 def test_a_live_endpoint_passes_preflight():
