@@ -495,30 +495,11 @@ def _split_members(scenario_split: str) -> set[str]:
 
 
 def are_registered_scenarios() -> tuple[list[ScenarioFile], list[ScenarioFailure]]:
-    """ARE's own registered scenarios (its demo scenarios), each exported to Gaia2 JSON; any that
-    cannot be built or exported is reported with the reason (ARE's loader would drop it)."""
-    from orchestra.are.imports import import_are
+    """ARE's own registered (demo) scenarios as Gaia2 JSON, and those that could not be exported."""
+    from orchestra.are.registered import registered_scenarios
 
-    import_are()
-    from are.simulation.data_handler.exporter import JsonScenarioExporter
-    from are.simulation.environment import Environment, EnvironmentConfig
-    from are.simulation.scenarios.utils.registry import registry
-
-    files: list[ScenarioFile] = []
-    failures: list[ScenarioFailure] = []
-    exporter = JsonScenarioExporter()
-    for scenario_id in sorted(registry.get_all_scenarios()):
-        where = f"are:{scenario_id}"
-        try:
-            scenario = registry.get_scenario(scenario_id)()
-            scenario.initialize()
-            env = Environment(EnvironmentConfig(oracle_mode=True, queue_based_loop=True, start_time=scenario.start_time))
-            text = exporter.export_to_json(env=env, scenario=scenario, scenario_id=scenario_id)
-        except Exception as exc:
-            failures.append(ScenarioFailure(where, f"{type(exc).__name__}: {str(exc).splitlines()[0][:300] if str(exc) else ''}"))
-            continue
-        files.append(ScenarioFile(Path("are") / f"{scenario_id}.json", text=text))
-    return files, failures
+    files, failed = registered_scenarios()
+    return files, [ScenarioFailure(source, reason) for source, reason in failed]
 
 
 # ------------------------------------------------------------------ batches

@@ -340,3 +340,11 @@ def test_episode_open_closes_the_rollout_when_the_first_step_fails(judge_pool):
     spec = EnvConfig().spec(scenario("starter_search_lookup"))
     with pytest.raises(OrchestraError, match="unknown scaffold"):
         anyio.run(lambda: Episode.open(spec.model_copy(update={"agent": spec.agent.model_copy(update={"scaffold": "nope"})}), judge_pool=judge_pool))
+
+
+@pytest.mark.slow
+def test_the_are_source_exports_ares_registered_scenarios_and_reports_those_it_cannot():
+    files, failures = select_scenarios("are", "execution")
+    assert files and all(str(f.path).startswith("are/") and json.loads(f.text)["metadata"] for f in files)
+    assert all(f.source.startswith("are:") and f.reason for f in failures)
+    assert {f.stem for f in files}.isdisjoint({f.source.removeprefix("are:") for f in failures})
