@@ -212,17 +212,21 @@ def _parse_response(litellm: Any, raw: Any, request: ModelRequest, config: Model
 
 def _tool_call(tc: Any) -> ToolCall:
     fn = tc.function
-    name = getattr(fn, "name", None) or ""
-    args_raw = getattr(fn, "arguments", None)
-    call_id = getattr(tc, "id", None) or f"call_{uuid.uuid4().hex[:12]}"
+    return parse_tool_call(getattr(fn, "name", None) or "", getattr(fn, "arguments", None), getattr(tc, "id", None) or f"call_{uuid.uuid4().hex[:12]}")
+
+
+def parse_tool_call(name: str, args_raw: Any, call_id: str) -> ToolCall:
+    """One OpenAI-style tool call (`arguments` a JSON text, or already a dict); a call whose
+    arguments are not a JSON object keeps the reason in `error` (the agent is shown it)."""
     if isinstance(args_raw, dict):
         return ToolCall(name=name, arguments=args_raw, id=call_id)
     if args_raw in (None, ""):
         return ToolCall(name=name, arguments={}, id=call_id)
     try:
         args = json.loads(args_raw)
-    except json.JSONDecodeError as exc:
-        return ToolCall(name=name, id=call_id, error=f"arguments are not valid JSON ({exc.msg} at char {exc.pos}): {args_raw[:200]!r}")
+    except (json.JSONDecodeError, TypeError) as exc:
+        reason = f"{exc.msg} at char {exc.pos}" if isinstance(exc, json.JSONDecodeError) else str(exc)
+        return ToolCall(name=name, id=call_id, error=f"arguments are not valid JSON ({reason}): {str(args_raw)[:200]!r}")
     if not isinstance(args, dict):
         return ToolCall(name=name, id=call_id, error=f"arguments must be a JSON object, got {type(args).__name__}")
     return ToolCall(name=name, arguments=args, id=call_id)
