@@ -58,7 +58,7 @@ ENVIRONMENT = ROOT / "environments" / "are_gaia2"
 LLAMA_CMAKE_ARGS = "-DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON"
 
 #: What `test` lints (ruff) before the tests; mypy checks the files listed in pyproject.toml.
-LINTED = ("orchestra", "plugins", "scaffolds", "tests", "devtools", "benchmarks", "scripts", "dev.py")
+LINTED = ("orchestra", "plugins", "scaffolds", "tests", "devtools", "benchmarks", "scripts", "environments", "dev.py")
 
 OFFLINE_ENV = {
     "LITELLM_LOCAL_MODEL_COST_MAP": "True",
