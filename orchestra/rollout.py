@@ -175,6 +175,8 @@ class Rollout:
         its whole replay here and asks for nothing."""
         if self.done:
             return None
+        if self._closed:
+            raise OrchestraError(f"{self.spec.scenario}: next_request() after the rollout was closed")
         if self.main is None:
             self._step_guarded(self._replay_oracle)
             return None
@@ -185,16 +187,27 @@ class Rollout:
     async def apply(self, response: ModelResponse) -> None:
         """Answer the pending request: the clock is charged, the action runs (a delegation runs its
         app-agent to the end), termination is decided. Then call `next_request()` again."""
-        await self._guarded(self._main_stepper("apply").apply(response))
+        await self._guarded(self._main_stepper("apply", response).apply(response))
 
     async def fail(self, error: ModelError) -> None:
         """The pending model call failed after its retries: shown to the model (ARE's behaviour,
         it costs the iteration) or, when `error.permanent`, the rollout ends with that error."""
-        await self._guarded(self._main_stepper("fail").fail(error))
+        await self._guarded(self._main_stepper("fail", error).fail(error))
 
-    def _main_stepper(self, what: str) -> AgentStepper:
+    def _main_stepper(self, what: str, answer: object) -> AgentStepper:
+        """The main agent's stepper, when `answer` may answer its pending request now. A misuse
+        (a wrong type, a second answer, one after the end or after `close()`) is an
+        `OrchestraError` raised here, before anything runs: the rollout, its verdict included, is
+        left as it was."""
+        if self._closed:
+            raise OrchestraError(f"{self.spec.scenario}: {what}() after the rollout was closed")
+        if self._record is not None:
+            raise OrchestraError(f"{self.spec.scenario}: {what}() after finish()")
+        if self.done:
+            raise OrchestraError(f"{self.spec.scenario}: {what}() after the rollout ended (next_request() returned None; call finish())")
         if self._stepper is None:
             raise OrchestraError(f"{what}() without a request to answer: call next_request() first")
+        self._stepper.check_answer(what, answer)
         return self._stepper
 
     async def _guarded(self, step: Any) -> Any:

@@ -178,3 +178,47 @@ def test_every_rollout_is_closed_finished_failed_or_cancelled(judge_pool, tmp_pa
 
     anyio.run(cancelled)
     assert closings.closed == [good.scenario, bad.scenario, good.scenario]
+
+
+def test_a_misused_step_api_raises_and_leaves_the_rollout_and_its_verdict_as_they_were(judge_pool):
+    """A trainer's mistake — a wrong type, a second answer, one after the end, after finish or
+    after close — is an OrchestraError, and nothing else: the rollout goes on, its verdict stays."""
+    spec = RolloutSpec(scenario=str(scenario("starter_search_lookup")), agent=AgentConfig(model=ModelConfig(model=ORACLE)))
+    host = Host.create(entry_points=False)
+    ran = anyio.run(lambda: execute(spec, host=host, judge_pool=judge_pool))
+    assert ran.result is not None and ran.result.success
+
+    async def misuse(rollout: Rollout, what: str, answer: Any, match: str) -> None:
+        with pytest.raises(OrchestraError, match=match):
+            await (rollout.apply(answer) if what == "apply" else rollout.fail(answer))
+        assert rollout._failure is None
+
+    async def drive(rollout: Rollout) -> int:
+        seconds = 0
+        while (request := await rollout.next_request()) is not None:
+            await misuse(rollout, "apply", {"text": "hi"}, r"apply\(\) takes an orchestra.types.ModelResponse, got dict")
+            await misuse(rollout, "fail", RuntimeError("no"), r"fail\(\) takes an orchestra.models.ModelError, got RuntimeError")
+            assert not rollout.done
+            assert rollout.main is not None
+            await rollout.apply(await host.hook.model_call(agent=rollout.main, request=request))
+            if not rollout.done:  # a second answer to one request
+                await misuse(rollout, "apply", ran, "exactly one apply")
+                seconds += 1
+        assert rollout.done
+        await misuse(rollout, "apply", ran, r"apply\(\) after the rollout ended")
+        await misuse(rollout, "fail", ModelError("late", permanent=False), r"fail\(\) after the rollout ended")
+        return seconds
+
+    with Rollout.open(spec, host=host, judge_pool=judge_pool) as rollout:
+        assert anyio.run(drive, rollout) >= 1
+        stepped = rollout.finish()
+        anyio.run(misuse, rollout, "fail", ModelError("after"), r"fail\(\) after finish\(\)")
+        assert rollout.finish() is stepped
+    assert stepped.model_dump() == ran.model_dump()
+
+    closed = Rollout.open(spec, host=host, judge_pool=judge_pool)
+    assert anyio.run(closed.next_request) is not None
+    closed.close()
+    with pytest.raises(OrchestraError, match=r"next_request\(\) after the rollout was closed"):
+        anyio.run(closed.next_request)
+    anyio.run(misuse, closed, "apply", ran, r"apply\(\) after the rollout was closed")
