@@ -32,7 +32,7 @@ from orchestra.agent import AgentContext, AgentStepper, make_agent, run_agent
 from orchestra.are import agent2agent as a2a
 from orchestra.are.judge_pool import JudgePool
 from orchestra.errors import OrchestraError
-from orchestra.host import Host, PluginError
+from orchestra.host import ATTRIBUTION_PREFIX, BUILTIN_PLUGINS, Host, PluginError
 from orchestra.models import ModelError
 from orchestra.record import NativeVerdictRecord, RolloutRecord, RolloutResult, build_record
 from orchestra.scenario_files import ScenarioFile
@@ -351,11 +351,12 @@ def check_spec(spec: RolloutSpec, host: Host) -> None:
 def describe(exc: BaseException, where: ScenarioFile | str) -> str:
     """One line for a rollout's error: the message, and for a bug the scenario, the exception type,
     and the plugin and hook it came from (when a plugin raised it)."""
-    if isinstance(exc, OrchestraError):
-        return str(exc)
+    notes = [n for n in getattr(exc, "__notes__", []) if n.startswith(ATTRIBUTION_PREFIX)]
+    if isinstance(exc, OrchestraError):  # a message for the user; a third-party plugin's is named
+        builtin = any(note.startswith(f"{ATTRIBUTION_PREFIX}{name!r},") for note in notes[:1] for name, _ in BUILTIN_PLUGINS)
+        return f"{exc} ({notes[0]})" if notes and not builtin else str(exc)
     path = where.path if isinstance(where, ScenarioFile) else where
     text = f"{path}: {type(exc).__name__}: {exc}"
-    notes = [n for n in getattr(exc, "__notes__", []) if n.startswith("raised in plugin ")]
     if notes:
         text += f" ({notes[0]})"
     else:

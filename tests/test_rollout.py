@@ -146,6 +146,24 @@ def test_a_plugin_bug_mid_rollout_keeps_the_event_log_so_far_and_names_the_plugi
     assert record.agents is partial.agents
 
 
+class _RefusingTool:
+    """A plugin that refuses a call with an `OrchestraError` of its own (a quota, a policy)."""
+
+    @hookimpl(wrapper=True)
+    def tool_call(self, agent: Any, call: Any) -> Any:
+        inner = yield
+        inner.close()
+        raise OrchestraError("tool quota exceeded")
+
+
+def test_a_plugins_own_orchestra_error_is_recorded_with_the_plugins_and_hooks_names(judge_pool):
+    host = Host.create([_RefusingTool()], entry_points=False)
+    spec = RolloutSpec(scenario=str(scenario("starter_search_lookup")), agent=AgentConfig(model=ModelConfig(model=ORACLE)))
+    record = anyio.run(lambda: execute(spec, host=host, judge_pool=judge_pool))
+    assert record.error == "tool quota exceeded (raised in plugin '_RefusingTool', hook 'tool_call')"
+    assert record.partial is not None
+
+
 def test_opening_a_rollout_with_an_unknown_scaffold_or_judge_fails_before_loading():
     spec = RolloutSpec(scenario="/no/such/file.json", agent=AgentConfig(scaffold="nope", model=ModelConfig(model=ORACLE)))
     with pytest.raises(OrchestraError, match="unknown scaffold 'nope'"):
