@@ -181,20 +181,27 @@ class AgentStepper:
     async def apply(self, response: ModelResponse) -> None:
         """Accept `response` for the pending request: the clock is charged (`model_response` hook),
         the scaffold's action runs, termination is decided, and the loop runs to its next request."""
-        self._check_pending("apply")
-        if not isinstance(response, ModelResponse):  # checked before the loop sees it: the agent lives on
-            raise OrchestraError(
-                f"agent {self.agent.name!r}: apply() takes an orchestra.types.ModelResponse, got {type(response).__name__}"
-            )
+        self.check_answer("apply", response)
         self._handed_out = False
         await self._advance(self._loop.asend(response))
 
     async def fail(self, exc: ModelError) -> None:
         """The pending model call failed after its retries: shown to the model (ARE) or, when
         permanent, raised here and the agent is finished."""
-        self._check_pending("fail")
+        self.check_answer("fail", exc)
         self._handed_out = False
         await self._advance(self._loop.athrow(exc))
+
+    def check_answer(self, what: str, answer: object) -> None:
+        """Raise `OrchestraError`, changing nothing, unless `answer` may answer the pending request
+        now: `apply` takes a `ModelResponse`, `fail` a `ModelError`, exactly one per request handed
+        out. Checked before the loop sees the answer, so the agent lives on after a misuse."""
+        self._check_pending(what)
+        wanted = ModelResponse if what == "apply" else ModelError
+        if not isinstance(answer, wanted):
+            raise OrchestraError(
+                f"agent {self.agent.name!r}: {what}() takes an {wanted.__module__}.{wanted.__name__}, got {type(answer).__name__}"
+            )
 
     def _check_pending(self, what: str) -> None:
         if self.finished:
