@@ -32,10 +32,13 @@ BUILTIN_PLUGINS: tuple[tuple[str, str], ...] = (
     ("agent2agent", "orchestra.plugins.agent2agent"),
     ("builtin_scaffolds", "orchestra.plugins.builtin_scaffolds"),
     ("clock", "orchestra.plugins.clock"),
+    ("code_agent", "orchestra.plugins.code_agent"),
     ("drivers", "orchestra.plugins.drivers"),
     ("litellm_models", "orchestra.plugins.litellm_models"),
     ("notifications", "orchestra.plugins.notifications"),
     ("offline_models", "orchestra.plugins.offline_models"),
+    ("sandbox_bwrap", "orchestra.plugins.sandbox_bwrap"),
+    ("sandbox_wasm", "orchestra.plugins.sandbox_wasm"),
     ("session_tools", "orchestra.plugins.session_tools"),
     ("subagents", "orchestra.plugins.subagents"),
     ("termination", "orchestra.plugins.termination"),
@@ -57,7 +60,7 @@ class PluginInfo:
 
 
 class Host:
-    """Owns the plugin manager and what plugins registered: scaffolds, model providers, tools."""
+    """Owns the plugin manager and what plugins registered: scaffolds, model providers, tools, sandboxes."""
 
     def __init__(self, pm: pluggy.PluginManager, sources: dict[str, str]) -> None:
         self.pm = pm
@@ -66,6 +69,7 @@ class Host:
         self.scaffolds: dict[str, Callable[..., Any]] = {}
         self.models: dict[str, Any] = {}
         self.tools: dict[str, tuple[Any, Callable[..., Any]]] = {}
+        self.sandboxes: dict[str, Callable[..., Any]] = {}
         self._registered: dict[str, dict[str, list[str]]] = {}
         self._collect()
 
@@ -132,6 +136,7 @@ class Host:
             self.pm.subset_hook_caller("register_scaffolds", others)(register=lambda n, f: reg("scaffold", self.scaffolds, n, f))
             self.pm.subset_hook_caller("register_models", others)(register=lambda p, h: reg("model provider", self.models, p, h))
             self.pm.subset_hook_caller("register_tools", others)(register=lambda spec, fn: reg("tool", self.tools, spec.name, (spec, fn)))
+            self.pm.subset_hook_caller("register_sandboxes", others)(register=lambda n, f: reg("sandbox", self.sandboxes, n, f))
         if self.models:
             litellm = import_litellm()
             current = [e for e in (litellm.custom_provider_map or []) if e.get("provider") not in self.models]
@@ -150,6 +155,12 @@ class Host:
             return self.scaffolds[name]
         except KeyError:
             raise PluginError(f"unknown scaffold {name!r}; registered: {', '.join(sorted(self.scaffolds)) or 'none'}") from None
+
+    def sandbox(self, name: str) -> Callable[..., Any]:
+        try:
+            return self.sandboxes[name]
+        except KeyError:
+            raise PluginError(f"unknown sandbox {name!r}; registered: {', '.join(sorted(self.sandboxes)) or 'none'}") from None
 
     def plugins(self) -> list[PluginInfo]:
         out = []
