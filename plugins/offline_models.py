@@ -46,6 +46,8 @@ from orchestra.session import WAIT_TOOL
 from orchestra.types import AgentView, ModelRequest, ModelResponse
 
 PROVIDER = "orchestra"
+#: The oracle variant that, for the `code` scaffold, writes all of a turn's due calls in one block (a loop).
+ORACLE_BATCH = "oracle:batch"
 _AGENTS: weakref.WeakValueDictionary[str, Any] = weakref.WeakValueDictionary()
 
 
@@ -84,12 +86,12 @@ def _handler() -> Any:
                 agent = _AGENTS.get(metadata.get("orchestra_rollout", ""))
                 if agent is None:
                     raise ModelSetupError(f"{PROVIDER}/{model} only answers inside an orchestra rollout (no rollout id in metadata)")
-                if model == "oracle":
-                    reply = oracle_reply(agent, kw["messages"], kw.get("optional_params") or {})
+                if model in ("oracle", ORACLE_BATCH):
+                    reply = oracle_reply(agent, kw["messages"], kw.get("optional_params") or {}, batch=model == ORACLE_BATCH)
                 elif model.startswith("scripted:"):
                     reply = scripted_reply(agent, model.removeprefix("scripted:"), kw["messages"])
                 else:
-                    raise ModelSetupError(f"unknown offline model {PROVIDER}/{model}; use {PROVIDER}/oracle or {PROVIDER}/scripted:<file>")
+                    raise ModelSetupError(f"unknown offline model {PROVIDER}/{model}; use {PROVIDER}/oracle, {PROVIDER}/{ORACLE_BATCH} or {PROVIDER}/scripted:<file>")
                 return _fill(litellm, kw["model_response"], model, reply)
 
         _HANDLER = OrchestraOffline()
@@ -175,9 +177,12 @@ class _OracleCursor:
         self.seen_records = len(agent.records)
 
 
-def oracle_reply(agent: Any, messages: list[dict[str, Any]], params: dict[str, Any]) -> dict[str, Any]:
+def oracle_reply(agent: Any, messages: list[dict[str, Any]], params: dict[str, Any], *, batch: bool = False) -> dict[str, Any]:
     """The oracle's next reply. The main agent follows the scenario's plan; a sub-agent (an
-    app-agent of a team) performs the calls its task text lists (`delegation_task`)."""
+    app-agent of a team) performs the calls its task text lists (`delegation_task`). `batch`
+    (`orchestra/oracle:batch`): a `code` scaffold gets all due calls in one block."""
+    if batch:
+        params = {**params, "parallel_tool_calls": True}
     if agent.role != "main":
         return _app_agent_reply(agent, messages, params)
     from orchestra.oracle import _env_events, _resolve
@@ -245,6 +250,8 @@ def _parallel(agent: Any, params: dict[str, Any]) -> bool:
     or it is a parallel scaffold asking for constrained JSON (no native tools, no such flag)."""
     if agent.scaffold.action_format == "react":
         return False
+    if agent.scaffold.action_format == "code":  # one call per block, unless the batch variant asked
+        return bool(params.get("parallel_tool_calls"))
     return bool(params.get("parallel_tool_calls")) or bool(getattr(agent.scaffold, "parallel", False))
 
 
@@ -266,14 +273,26 @@ def _expert_for(agent: Any, tool: str) -> str | None:
 
 
 def _format(agent: Any, messages: list[dict[str, Any]], thought: str, calls: list[dict[str, Any]]) -> dict[str, Any]:
-    """The calls as the calling scaffold expects them: one ReAct action, or native tool calls."""
+    """The calls as the calling scaffold expects them: one ReAct action, a code block, or native tool calls."""
     if agent.scaffold.action_format == "react":
         c = calls[0]
         reply: dict[str, Any] = {"text": f"Thought: {thought}\nAction:\n{json.dumps({'action': c['name'], 'action_input': c['arguments']})}<end_action>"}
+    elif agent.scaffold.action_format == "code":
+        reply = {"text": f"Thought: {thought}\nCode:\n```py\n{code_block(calls)}\n```<end_action>"}
     else:
         reply = {"text": None, "tool_calls": calls}
     reply["usage"] = synthetic_usage(messages, reply)
     return reply
+
+
+def code_block(calls: list[dict[str, Any]]) -> str:
+    """The oracle's code for `calls`: one call printed, or a loop over all of them (batch)."""
+    if len(calls) == 1:
+        c = calls[0]
+        args = ", ".join(f"{k}={v!r}" for k, v in c["arguments"].items())
+        return f"result = {c['name']}({args})\nprint(result)"
+    rows = "\n".join(f"    ({c['name']}, {c['arguments']!r})," for c in calls)
+    return f"calls = [\n{rows}\n]\nfor tool, arguments in calls:\n    print(tool(**arguments))"
 
 
 # ---- delegation: the task text the main oracle sends, and the answer the app-agent's oracle returns
