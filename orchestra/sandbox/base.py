@@ -119,8 +119,11 @@ class Sandbox(ABC):
     #: Whether compute is counted deterministically (wasm fuel) and charged to the simulated clock.
     counts_compute: ClassVar[bool] = False
 
-    def __init__(self, tools: dict[str, ToolSpec], *, seed: int = 0, config: SandboxConfig | None = None) -> None:
+    def __init__(self, tools: dict[str, ToolSpec], *, seed: int = 0, config: SandboxConfig | None = None, guard: bool = True) -> None:
         self.config = config or SandboxConfig()
+        #: The guest's guard (import, attribute and builtin checks; `orchestra.sandbox.guest`).
+        #: Off only to test that the backend alone holds.
+        self.guard = guard
         self.limits = self.config.limits
         self.tools = dict(tools)
         self.seed = seed
@@ -179,7 +182,7 @@ class Sandbox(ABC):
         self._running = True
         self._expect("ready", self.limits.cell_timeout_s + 60)
         self._send({"op": "init", "tools": protocol.guest_tools(self.tools), "seed": self.seed, "now": now,
-                    "output_limit": self.limits.output_chars, "pin_time": not self.counts_compute})
+                    "output_limit": self.limits.output_chars, "pin_time": not self.counts_compute, "guard": self.guard})
         self._expect("ready", self.limits.cell_timeout_s + 60)
 
     def begin(self, code: str, *, name: str, now: float) -> None:

@@ -104,8 +104,8 @@ class WasmSandbox(Sandbox):
     name = "wasm"
     counts_compute: ClassVar[bool] = True
 
-    def __init__(self, tools: dict[str, ToolSpec], *, seed: int = 0, config: SandboxConfig | None = None) -> None:
-        super().__init__(tools, seed=seed, config=config)
+    def __init__(self, tools: dict[str, ToolSpec], *, seed: int = 0, config: SandboxConfig | None = None, guard: bool = True) -> None:
+        super().__init__(tools, seed=seed, config=config, guard=guard)
         self._store: Any = None
         self._engine_obj: Any = None
         self._thread: threading.Thread | None = None
