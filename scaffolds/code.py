@@ -43,7 +43,7 @@ from pydantic import Field
 
 from orchestra.are import agent_format
 from orchestra.sandbox.base import CellResult, Sandbox, SandboxConfig, SandboxError, SandboxLimits
-from orchestra.scaffold import Action, ParsedAction, ScaffoldOptions
+from orchestra.scaffold import Action, ParsedAction, Scaffold, ScaffoldOptions
 from orchestra.scaffolds.react import STOP_SEQUENCES, ReactScaffold
 from orchestra.types import ModelRequest, ModelResponse, ToolCall, ToolOutcome
 
@@ -100,7 +100,7 @@ class CodeScaffold(ReactScaffold):
         return agent_format.are_react_system_prompt(s.env, s.scenario, self.are_tools, prompt=main)
 
     def request(self, agent: AgentContext) -> ModelRequest:
-        req = ModelRequest(messages=list(self.messages), action_format=self.action_format, max_tokens=self.options.max_tokens)
+        req = Scaffold.request(self, agent)  # not react's: no constrained decoding for code
         if self.options.server_stop:
             req.stop = list(STOP_SEQUENCES)
         return req

@@ -36,7 +36,7 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
-from typing import IO, Any, ClassVar
+from typing import IO, ClassVar
 
 from orchestra.sandbox.base import GUEST_SOURCE, Sandbox, SandboxError
 

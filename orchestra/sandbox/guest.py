@@ -117,7 +117,7 @@ class _Capture(io.TextIOBase):
     def writable(self) -> bool:
         return True
 
-    def write(self, text: str) -> int:  # type: ignore[override]
+    def write(self, text: str) -> int:
         if not isinstance(text, str):
             raise TypeError(f"write() argument must be str, not {type(text).__name__}")
         room = self.limit - self.size
@@ -286,25 +286,25 @@ class Guest:
         """bubblewrap: the host clock is the machine's, so Python's time functions read the
         session's instead (the WebAssembly backend answers WASI's clock itself)."""
         guest = self
-        time.time = lambda: guest.now  # type: ignore[assignment]
-        time.time_ns = lambda: int(guest.now * 1e9)  # type: ignore[assignment]
+        time.time = lambda: guest.now
+        time.time_ns = lambda: int(guest.now * 1e9)
 
         class SimDatetime(_datetime.datetime):
             @classmethod
-            def now(cls, tz: Any = None) -> Any:  # type: ignore[override]
+            def now(cls, tz: Any = None) -> Any:
                 return cls.fromtimestamp(guest.now, tz)
 
             @classmethod
-            def utcnow(cls) -> Any:  # type: ignore[override]
-                return cls.fromtimestamp(guest.now, _datetime.timezone.utc).replace(tzinfo=None)
+            def utcnow(cls) -> Any:
+                return cls.fromtimestamp(guest.now, _datetime.UTC).replace(tzinfo=None)
 
             @classmethod
-            def today(cls) -> Any:  # type: ignore[override]
+            def today(cls) -> Any:
                 return cls.fromtimestamp(guest.now)
 
         class SimDate(_datetime.date):
             @classmethod
-            def today(cls) -> Any:  # type: ignore[override]
+            def today(cls) -> Any:
                 return cls.fromtimestamp(guest.now)
 
         _datetime.datetime = SimDatetime  # type: ignore[misc]
@@ -428,7 +428,7 @@ def main() -> None:
     stdin, stdout, stderr = sys.stdin.buffer, sys.stdout.buffer, sys.stderr
     # The channel stays ours: the model's code sees capture buffers, never the real streams.
     sys.stdin, sys.stdout, sys.stderr = io.StringIO(), io.StringIO(), io.StringIO()
-    sys.__stdout__ = sys.__stderr__ = sys.__stdin__ = None  # type: ignore[misc,assignment]
+    sys.__stdout__ = sys.__stderr__ = sys.__stdin__ = None  # type: ignore[misc]
     if os.path.isdir("/scratch"):
         os.chdir("/scratch")
     try:

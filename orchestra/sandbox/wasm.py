@@ -159,7 +159,7 @@ class WasmSandbox(Sandbox):
         linker.define_func(_WASI, "clock_time_get", wasmtime.FuncType([i32, i64, i32], [i32]), self._clock_time_get, access_caller=True)
         linker.define_func(_WASI, "random_get", wasmtime.FuncType([i32, i32], [i32]), self._random_get, access_caller=True)
         instance = linker.instantiate(store, module)
-        start = instance.exports(store)["_start"]
+        start: Any = instance.exports(store)["_start"]
         self._line = bytearray()
         self._stderr_tail = bytearray()
         self._generation += 1

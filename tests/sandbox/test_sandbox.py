@@ -6,8 +6,6 @@ import json
 import subprocess
 import sys
 
-import pytest
-
 from orchestra.host import Host
 from orchestra.sandbox import CellResult, Sandbox, SandboxConfig, SandboxLimits, ToolRequest
 from orchestra.types import ToolArg, ToolSpec
