@@ -60,7 +60,7 @@ def test_check_reports_each_bad_file_and_exits_2(capsys, tmp_path, solo):
     out, err = capsys.readouterr()
     assert out.splitlines() == [
         f"OK    {solo}: team solo | main: react orchestra/oracle | no app-agents",
-        f"FAIL  {bad}:7: main.scaffold: unknown scaffold 'reactt' (registered: parallel_tools, react, tool_calling)",
+        f"FAIL  {bad}:7: main.scaffold: unknown scaffold 'reactt' (registered: code, parallel_tools, react, tool_calling)",
     ]
     bad.write_text("name: bad\napp_agents:\n  apps: [Calendarr]\nmain:\n  model: m\n  scaffold: reactt\n")
     assert main(["teams", "check", str(bad)]) == 2
