@@ -3,8 +3,9 @@
 Registered with litellm like any provider, so scaffolds cannot tell them from a real API:
 
 * `orchestra/oracle` answers with the scenario's next oracle action, in the calling scaffold's
-  format (ReAct text, or native tool calls — several at once when the scaffold allows parallel
-  calls), idling with `SystemApp__wait_for_notification` until the action is due. Usage is
+  format (ReAct text, native tool calls — several at once when the scaffold allows parallel
+  calls — or, for `code`, a ```py block making the call and printing its output;
+  `orchestra/oracle:batch` puts all of a reply's due calls in one block, as a loop), idling with `SystemApp__wait_for_notification` until the action is due. Usage is
   synthetic and deterministic (characters / 4), so the clock sees plausible token counts.
   In a team it plays both roles. The main agent's oracle, lacking an app's tools but holding its
   `<App>__expert_agent`, delegates that app's due actions (the consecutive ready ones of one

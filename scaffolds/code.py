@@ -27,6 +27,10 @@ The action (`CodeAction`) runs the block in the agent's own sandboxed interprete
 * a block that kills the interpreter (fuel, memory, wall-clock limit) is an error observation
   saying so, and the next block gets a fresh interpreter.
 
+The action runs synchronously inside the agent loop (the `Action` generator seam): while a block
+computes, the event loop waits for it, so rollouts run concurrently on one loop
+(`--concurrency`) take turns during compute; tool calls and model calls interleave as usual.
+
 Two deliberate differences from ARE's JSON engine: `True`/`False` are not lowercased (it would
 break Python and rewrite string literals), and a fenced block without the `Code:` token is
 accepted (small models drop it). `constrained` is not supported (code has no JSON schema).

@@ -37,11 +37,11 @@ def solo(tmp_path: Path) -> Path:
 def test_check_passes_every_shipped_team_and_warns_about_unset_secrets(capsys, monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     files = [str(p) for p in shipped_teams()]
-    assert len(files) == 6
+    assert len(files) == 7
     assert main(["teams", "check", *files]) == 0
     out, err = capsys.readouterr()
     lines = out.splitlines()
-    assert len(lines) == 6 and all(line.startswith("OK    ") for line in lines)
+    assert len(lines) == 7 and all(line.startswith("OK    ") for line in lines)
     oracle = next(line for line in lines if "oracle.yaml" in line)
     assert "main: react orchestra/oracle" in oracle and "app-agents: all apps -> as main" in oracle
     het = next(line for line in lines if "heterogeneous.yaml" in line)

@@ -287,7 +287,7 @@ def test_a_plugin_the_host_rejects_gets_a_one_line_error(write, tmp_path, monkey
 
 
 def test_a_missing_file_names_the_shipped_teams(tmp_path):
-    with pytest.raises(TeamError, match=r"no_such\.yaml: no such team file \(shipped teams, usable by name: all_app_agents, heterogeneous, oracle"):
+    with pytest.raises(TeamError, match=r"no_such\.yaml: no such team file \(shipped teams, usable by name: all_app_agents, code, heterogeneous, oracle"):
         read_team(tmp_path / "no_such.yaml")
 
 
