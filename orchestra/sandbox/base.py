@@ -17,7 +17,7 @@ orchestra's normal tool path in program order:
     result: CellResult = event
 
 The channel is narrow on purpose: the guest can only ask for a call by name with JSON arguments;
-the host decides (`orchestra.sandbox.protocol.check_call`) whether it is one of the agent's own
+the host decides (`orchestra.sandbox.protocol.CallGate`) whether it is one of the agent's own
 tools with arguments its schema accepts, and caps every message's size.
 """
 
@@ -126,6 +126,7 @@ class Sandbox(ABC):
         self.guard = guard
         self.limits = self.config.limits
         self.tools = dict(tools)
+        self._gate = protocol.CallGate(self.tools)
         self.seed = seed
         self._inbox: queue.Queue[dict[str, Any] | _Exited] = queue.Queue()
         self._running = False
@@ -212,7 +213,7 @@ class Sandbox(ABC):
             if not isinstance(call_id, int) or not isinstance(tool, str) or not isinstance(args, dict):
                 self._crash()
                 return CellResult(output="", error=None, fuel=fuel, crashed="the code sent a malformed tool call on the channel")
-            request = ToolRequest(id=call_id, tool=tool, arguments=args, fuel=fuel, problem=protocol.check_call(self.tools, tool, args))
+            request = ToolRequest(id=call_id, tool=tool, arguments=args, fuel=fuel, problem=self._gate.check(tool, args))
             self._pending = request
             return request
         if op == "done":

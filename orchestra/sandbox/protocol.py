@@ -6,7 +6,7 @@
   into JSON the guest decodes back into Python values; a dataclass becomes a record with
   attribute and item access whose `repr` is the host's own, so `print(result)` shows exactly what
   a JSON agent's observation shows;
-* `check_call` is the gate: only the calling agent's own tools, with arguments its JSON schema
+* `CallGate` is the gate: only the calling agent's own tools, with arguments its JSON schema
   accepts, ever reach the `tool_call` hook (and so ARE).
 """
 
@@ -88,16 +88,24 @@ def dumps(message: dict[str, Any]) -> bytes:
     return (json.dumps(message, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
 
 
-def check_call(tools: dict[str, ToolSpec], name: str, arguments: dict[str, Any]) -> str | None:
-    """Why the call may not run (None: it may): an unknown tool, or arguments its schema rejects."""
-    spec = tools.get(name)
-    if spec is None:
-        return f"{name!r} is not one of your tools; yours: {', '.join(sorted(tools))}"
-    try:
-        jsonschema.validate(arguments, parameters_schema(spec))
-    except jsonschema.ValidationError as exc:
-        where = "/".join(str(p) for p in exc.absolute_path)
-        return f"invalid arguments for {name}{f' ({where})' if where else ''}: {exc.message}"
-    except jsonschema.SchemaError:  # pragma: no cover - our own schemas are valid
-        return None
-    return None
+class CallGate:
+    """The tools one agent may call, with a compiled argument validator per tool."""
+
+    def __init__(self, tools: dict[str, ToolSpec]) -> None:
+        self.tools = tools
+        self._validators: dict[str, Any] = {}
+
+    def check(self, name: str, arguments: dict[str, Any]) -> str | None:
+        """Why the call may not run (None: it may): an unknown tool, or arguments its schema rejects."""
+        spec = self.tools.get(name)
+        if spec is None:
+            return f"{name!r} is not one of your tools; yours: {', '.join(sorted(self.tools))}"
+        validator = self._validators.get(name)
+        if validator is None:
+            schema = parameters_schema(spec)
+            validator = self._validators[name] = jsonschema.validators.validator_for(schema)(schema)
+        error = jsonschema.exceptions.best_match(validator.iter_errors(arguments))
+        if error is None:
+            return None
+        where = "/".join(str(p) for p in error.absolute_path)
+        return f"invalid arguments for {name}{f' ({where})' if where else ''}: {error.message}"

@@ -26,7 +26,6 @@ it takes tens of seconds once; the compiled module is cached (`ORCHESTRA_WASM_CA
 
 from __future__ import annotations
 
-import gc
 import hashlib
 import os
 import random
@@ -34,6 +33,7 @@ import shutil
 import sys
 import threading
 import time
+import traceback
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -171,6 +171,10 @@ class WasmSandbox(Sandbox):
                 start(store)
             except Exception as exc:
                 reason = self._trap_reason(exc)
+                # the traceback's frames hold the store in a cycle: break it, so the store is freed
+                # at once (not by the collector at interpreter exit, where freeing it aborts)
+                traceback.clear_frames(exc.__traceback__)
+                exc.__traceback__ = None
             self._exited(reason, self._fuel_spent())
             if generation == self._generation:
                 self._close_fifo()
@@ -283,12 +287,6 @@ class WasmSandbox(Sandbox):
                 pass
         if folder is not None:
             shutil.rmtree(folder, ignore_errors=True)
-
-    def stop(self) -> None:
-        super().stop()
-        # wasmtime's store must be freed now, not by the collector at interpreter exit (where
-        # freeing it calls back into a finalized Python and aborts with a Rust panic message)
-        gc.collect()
 
     def _terminate(self) -> None:
         thread = self._thread
