@@ -74,15 +74,25 @@ def test_batch_puts_a_turns_due_calls_in_one_block(host, judge_pool):
     assert batch.steps < one.steps
 
 
+class CodeTeam:
+    """teams/code.yaml run by the oracle: the main agent and every app-agent on `code`, calls recorded."""
+
+    def __init__(self) -> None:
+        self.recorder = CallRecorder()
+        self.host = Host.create([self.recorder])
+        self.team = with_roles(load_shipped_team("code"), "code", "code")
+
+    def assert_scores_one(self, path, judge_pool) -> None:
+        assert_scores_one_through_app_agents(run_team(path, self.team, self.host, judge_pool, self.recorder), self.recorder)
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_code_app_agents_in_a_team_score_one(backend, judge_pool, monkeypatch):
     require_backend(backend)
     monkeypatch.setenv("ORCHESTRA_SANDBOX", backend)
-    recorder = CallRecorder()
-    host = Host.create([recorder])
-    team = with_roles(load_shipped_team("code"), "code", "code")
+    team = CodeTeam()
     for path in STARTER:
-        assert_scores_one_through_app_agents(run_team(path, team, host, judge_pool, recorder), recorder)
+        team.assert_scores_one(path, judge_pool)
 
 
 @pytest.mark.slow
@@ -91,16 +101,14 @@ def test_the_oracle_writing_code_scores_one_on_every_bundled_scenario(backend, h
     """Alone (one call per block, and batched) and as app-agents of a team (main agent `code` too)."""
     require_backend(backend)
     monkeypatch.setenv("ORCHESTRA_SANDBOX", backend)
-    recorder = CallRecorder()
-    team_host = Host.create([recorder])
-    team = with_roles(load_shipped_team("code"), "code", "code")
+    team = CodeTeam()
     for path in ALL_SCENARIOS:
         baseline = app_calls(run_agent_on(path, model="orchestra/oracle", scaffold="tool_calling", host=host, judge_pool=judge_pool))
         for model in ORACLES:
             result = run_agent_on(path, model=model, scaffold="code", host=host, judge_pool=judge_pool)
             assert result.error is None and result.success and result.reward == 1.0, (path.stem, model, result.rationale)
             assert app_calls(result) == baseline, (path.stem, model)
-        assert_scores_one_through_app_agents(run_team(path, team, team_host, judge_pool, recorder), recorder)
+        team.assert_scores_one(path, judge_pool)
 
 
 def test_compute_costs_simulated_time(tmp_path, host, judge_pool):
