@@ -18,6 +18,13 @@ environment:
 The install is skipped when the venv already holds a lock that covers the job (a stamp file in
 the venv records which lock, and its hash, was last installed); the same for ``.venv-phoenix``.
 
+Both venvs are installed with ``--compile-bytecode``: the ``.pyc`` files are written once, at
+install, so no ``orchestra`` process recompiles litellm's and ARE's thousands of modules — which
+every one did where ``PYTHONDONTWRITEBYTECODE=1`` is set (as on CI machines), Python then never
+caching them. orchestra's own packages (editable, in the checkout) are compiled on every ``dev.py``
+run, which rewrites only the files changed since. ``INSTALL_FORMAT`` is part of the stamp, so a
+venv installed before a change of how we install (as one without bytecode) is synced once more.
+
 Everything runs offline once installed: ``LITELLM_LOCAL_MODEL_COST_MAP`` and ``HF_HUB_OFFLINE``
 are set for the child process so neither litellm nor the HF hub reaches for the network.
 """
@@ -39,11 +46,16 @@ FULL_LOCK = ROOT / "requirements-full-lock.txt"
 PHOENIX_VENV = Path(os.environ.get("ORCHESTRA_PHOENIX_VENV", ROOT / ".venv-phoenix"))
 PHOENIX_LOCK = ROOT / "requirements-phoenix-lock.txt"
 UV_VERSION = "0.13.8"
+#: How the venvs are installed; part of their stamps, so changing it re-syncs an existing venv
+#: once (2: with `--compile-bytecode`).
+INSTALL_FORMAT = "install-format-2"
+#: orchestra's own packages, compiled to bytecode on every run (the editable install leaves them in the checkout).
+OWN_PACKAGES = ("orchestra", "plugins", "scaffolds")
 #: Portable llama.cpp build (AVX2, no AVX-512 or -march=native, no llava): runs on any x86-64 CI box.
 LLAMA_CMAKE_ARGS = "-DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON"
 
 #: What `test` lints (ruff) before the tests; mypy checks the files listed in pyproject.toml.
-LINTED = ("orchestra", "plugins", "scaffolds")
+LINTED = ("orchestra", "plugins", "scaffolds", "tests", "devtools", "benchmarks", "scripts", "dev.py")
 
 OFFLINE_ENV = {
     "LITELLM_LOCAL_MODEL_COST_MAP": "True",
@@ -63,12 +75,22 @@ def _run(cmd: list[str | Path], **kw: object) -> None:
 
 
 def _digest(lock: Path) -> str:
-    return hashlib.sha256(lock.read_bytes() + (ROOT / "pyproject.toml").read_bytes()).hexdigest()
+    return hashlib.sha256(lock.read_bytes() + (ROOT / "pyproject.toml").read_bytes() + INSTALL_FORMAT.encode()).hexdigest()
+
+
+def compile_own_packages() -> None:
+    """Bytecode for orchestra's own modules (only those changed since the last run are rewritten).
+
+    Without it, every `orchestra` process compiles them again where `PYTHONDONTWRITEBYTECODE=1`
+    is set. A file that does not compile is left to the import to report.
+    """
+    dirs = [str(ROOT / d) for d in OWN_PACKAGES if (ROOT / d).is_dir()]
+    subprocess.run([str(_bin("python")), "-m", "compileall", "-q", "-q", *dirs], cwd=ROOT, stdout=subprocess.DEVNULL, check=False)
 
 
 def ensure_env(needs_full: bool) -> None:
     """Create the venv and sync it to a lock that covers the job, unless it already is."""
-    if sys.version_info < (3, 11):
+    if sys.version_info < (3, 11):  # noqa: UP036  (this file runs under whatever python3 the user has)
         sys.exit(f"orchestra needs Python >= 3.11; this is {sys.version.split()[0]}")
     stamp = VENV / ".orchestra-lock-sha256"
     installed = stamp.read_text().split() if stamp.exists() else []
@@ -84,8 +106,10 @@ def ensure_env(needs_full: bool) -> None:
     env = {**os.environ, "VIRTUAL_ENV": str(VENV), "CMAKE_ARGS": os.environ.get("CMAKE_ARGS", LLAMA_CMAKE_ARGS)}
     if needs_full:
         print("installing the full lock (first time: compiles llama-cpp-python, several minutes)", flush=True)
-    _run([_bin("uv"), "pip", "sync", "--python", python, "--require-hashes", lock], env=env)
-    _run([_bin("uv"), "pip", "install", "--python", python, "--no-deps", "-e", ROOT], env=env)
+    stamp.unlink(missing_ok=True)  # a sync cut short must not leave the old stamp behind
+    # --compile-bytecode compiles the whole site-packages, also what an earlier sync installed without it.
+    _run([_bin("uv"), "pip", "sync", "--python", python, "--require-hashes", "--compile-bytecode", lock], env=env)
+    _run([_bin("uv"), "pip", "install", "--python", python, "--no-deps", "--compile-bytecode", "-e", ROOT], env=env)
     stamp.write_text(_digest(lock) + "\n")
 
 
@@ -97,7 +121,7 @@ def ensure_phoenix_env() -> None:
     of the main venv (``ensure_env`` ran first), hash-checked like the other locks.
     """
     stamp = PHOENIX_VENV / ".orchestra-lock-sha256"
-    digest = hashlib.sha256(PHOENIX_LOCK.read_bytes()).hexdigest()
+    digest = hashlib.sha256(PHOENIX_LOCK.read_bytes() + INSTALL_FORMAT.encode()).hexdigest()
     if stamp.exists() and stamp.read_text().split()[:1] == [digest] and _bin("phoenix", PHOENIX_VENV).exists():
         return
     python = _bin("python", PHOENIX_VENV)
@@ -108,7 +132,7 @@ def ensure_phoenix_env() -> None:
         _run([_bin("python"), "-m", "pip", "install", "-q", "--disable-pip-version-check", f"uv=={UV_VERSION}"])
     stamp.unlink(missing_ok=True)  # a sync cut short must not leave the old stamp behind
     print("installing Arize Phoenix (the trace backend of the tracing integration test)", flush=True)
-    _run([_bin("uv"), "pip", "sync", "--python", python, "--require-hashes", PHOENIX_LOCK], env={**os.environ, "VIRTUAL_ENV": str(PHOENIX_VENV)})
+    _run([_bin("uv"), "pip", "sync", "--python", python, "--require-hashes", "--compile-bytecode", PHOENIX_LOCK], env={**os.environ, "VIRTUAL_ENV": str(PHOENIX_VENV)})
     stamp.write_text(digest + "\n")
 
 
@@ -119,6 +143,7 @@ def main(argv: list[str]) -> int:
         return 2
     job, extra = argv[0], argv[1:]
     ensure_env(needs_full=job in ("test", "setup"))
+    compile_own_packages()
     if job in ("test", "setup"):
         ensure_phoenix_env()
     env = {**os.environ, **OFFLINE_ENV, "VIRTUAL_ENV": str(VENV)}

@@ -60,8 +60,8 @@ def main() -> int:
     logging.disable(logging.WARNING)
 
     from orchestra.are import judge_pool
-    from orchestra.oracle import build_plan, replay
     from orchestra.are.judge_pool import _no_llm_engine
+    from orchestra.oracle import build_plan, replay
     from orchestra.scenario_files import read_scenario_file
     from orchestra.session import Session
 

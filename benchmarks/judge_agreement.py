@@ -21,8 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from judge_labelled_set import Agreement, LabelItem, agreement, judge_items, judge_script_for, labelled_set  # noqa: E402
-
+from judge_labelled_set import Agreement, agreement, judge_items, judge_script_for, labelled_set  # noqa: E402
 from orchestra.are.judges import build_judge  # noqa: E402
 from orchestra.judges import JudgeConfig  # noqa: E402
 
@@ -69,7 +68,7 @@ def main() -> int:
     if by_tool:
         print("\nllm false rejects by tool: " + ", ".join(f"{t} ({k}) {n}" for (t, k, _), n in sorted(by_tool.items())))
     disagreements = [(i, v) for i, v in zip(items, strict) if (i.label == "correct") != v]
-    for i, v in disagreements:
+    for i, _ in disagreements:
         print(f"strict disagrees: {i.target.scenario_id}/{i.target.event_id}.{i.target.arg} [{i.kind}] label={i.label}: {i.text[:120]!r}")
     return 0
 

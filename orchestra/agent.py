@@ -45,25 +45,21 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from orchestra.are.agent_format import ARE_INVALID_FORMAT_RETRIES
+from orchestra.config import DEFAULT_MAX_STEPS, DEFAULT_SUB_AGENT_MAX_STEPS, FINAL_ANSWER_TOOL
 from orchestra.errors import OrchestraError
 from orchestra.models import ModelConfig, ModelError
 from orchestra.session import SEND_TO_USER_TOOL, Session
-from orchestra.types import AgentLedger, AgentView, Delegation, ModelRequest, ModelResponse, StepDecision, StepRecord, ToolCall, ToolOutcome, ToolSpec
+from orchestra.types import AgentLedger, Delegation, ModelRequest, ModelResponse, StepDecision, StepRecord, ToolCall, ToolOutcome, ToolSpec
+from orchestra.views import AgentView, HostView, RolloutView
 
 if TYPE_CHECKING:  # pragma: no cover
-    from orchestra.host import Host
     from orchestra.scaffold import Action, Scaffold
 
-#: ARE's default agent budget (`max_iterations=80`), counted over the whole scenario.
-DEFAULT_MAX_STEPS = 80
-#: A sub-agent's default budget (its own, not the main agent's).
-DEFAULT_SUB_AGENT_MAX_STEPS = 20
-#: The tool a sub-agent returns through (added to sub-agents' tools by the built-in `subagents` plugin).
-FINAL_ANSWER_TOOL = "final_answer"
 MAIN = "main"
 
 __all__ = [
     "DEFAULT_MAX_STEPS",
+    "DEFAULT_SUB_AGENT_MAX_STEPS",
     "FINAL_ANSWER_TOOL",
     "AgentContext",
     "AgentStepper",
@@ -77,13 +73,12 @@ __all__ = [
 
 @dataclass
 class AgentContext:
-    """Everything plugins may look at for one agent in one rollout."""
+    """Everything plugins may look at for one agent in one rollout (it implements `AgentView`)."""
 
     name: str
-    session: Session
+    rollout: RolloutView
     model: ModelConfig
     scaffold: Scaffold
-    host: Host
     max_steps: int = DEFAULT_MAX_STEPS
     #: "main" (ARE's agent: talks to the user, receives ARE's notifications) or "sub".
     role: str = MAIN
@@ -106,7 +101,16 @@ class AgentContext:
         self.ledger.model = self.model.model
         if not self.tools and self.scaffold is not None:
             self.tools = dict(self.scaffold.tools)
-        self.session.register_agent(self.ledger)
+        self.rollout.register_agent(self.ledger)
+
+    @property
+    def session(self) -> Session:
+        """The rollout's world (ARE's environment on the simulated clock), shared by all its agents."""
+        return self.rollout.session
+
+    @property
+    def host(self) -> HostView:
+        return self.rollout.host
 
     # Counters plugins and scaffolds read (ARE's names); the ledger holds them.
     @property
@@ -400,8 +404,7 @@ def _account(agent: AgentContext, response: ModelResponse, *, charged: bool) -> 
 
 
 def make_agent(
-    session: Session,
-    host: Host,
+    rollout: RolloutView,
     *,
     model: ModelConfig,
     scaffold: str,
@@ -414,14 +417,15 @@ def make_agent(
     tools: dict[str, ToolSpec] | None = None,
     app: str | None = None,
 ) -> AgentContext:
-    """An agent on `session`: its tools (default: the session's ARE tools plus plugin-registered
+    """An agent in `rollout`: its tools (default: the session's ARE tools plus plugin-registered
     tools) shaped by the `agent_tools` hook, then its scaffold built over them."""
     from orchestra.scaffold import ScaffoldOptions
 
+    host = rollout.host
     factory = host.scaffold(scaffold)
-    base = dict(tools) if tools is not None else {**session.tools, **{n: spec for n, (spec, _) in host.tools.items()}}
+    base = dict(tools) if tools is not None else {**rollout.session.tools, **{n: spec for n, (spec, _) in host.tools.items()}}
     agent = AgentContext(
-        name=name, session=session, model=model, scaffold=None, host=host,  # type: ignore[arg-type]  # built below
+        name=name, rollout=rollout, model=model, scaffold=None,  # type: ignore[arg-type]  # built below
         max_steps=max_steps, role=role, parent=parent, task=task, tools=base, app=app,
     )
     agent.ledger.scaffold = scaffold
@@ -454,19 +458,19 @@ async def spawn(
     spends its budget without answering, the environment stops — comes back as a failed outcome
     (`ok=False`, `error` says why); the rollout goes on and is judged as usual.
 
-    Every spawn is recorded on the session as a `Delegation` (caller, callee, the task text `sent`
+    Every spawn is recorded on the rollout as a `Delegation` (caller, callee, the task text `sent`
     — what the caller wrote, when `task` wraps it — answer or error, simulated start and duration,
     the callee's steps and tokens); `app` marks an app-agent (Agent2Agent) and its app.
     """
-    session: Session = parent.session
-    host: Host = parent.host
+    rollout = parent.rollout
+    session = rollout.session
     base = name or f"{parent.name}.sub"
     unique, n = base, 1
-    while unique in session.ledgers:
+    while unique in rollout.agents:
         n += 1
         unique = f"{base}#{n}"
     child = make_agent(
-        session, host, model=model or parent.model, scaffold=scaffold or parent.ledger.scaffold or "tool_calling",
+        rollout, model=model or parent.model, scaffold=scaffold or parent.ledger.scaffold or "tool_calling",
         scaffold_options=scaffold_options, name=unique, role="sub", parent=parent.name, task=task,
         max_steps=max_steps, tools=tools if tools is not None else dict(parent.tools), app=app,
     )
@@ -495,7 +499,7 @@ async def spawn(
         else:
             why = f"it stopped without a final answer ({ledger.stop_reason})"
         outcome = ToolOutcome(label, arguments, ok=False, error=f"sub-agent {child.name!r} failed: {why}", sim_time=started)
-    session.record_delegation(
+    rollout.record_delegation(
         Delegation(
             caller=parent.name, callee=child.name, tool=label, task=sent if sent is not None else task, ok=outcome.ok,
             answer=outcome.output if outcome.ok else None, error=outcome.error, app=app,

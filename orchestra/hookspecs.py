@@ -24,18 +24,24 @@ Conventions:
                   return await inner
           return traced()
 
-The data types are in `orchestra.types` (dependency-free); this module imports nothing else of
-orchestra, so reading it never pulls in the loop, the session or ARE.
+The data types are in `orchestra.types` (dependency-free), the views of an agent, a rollout and
+the host in `orchestra.views` (typed protocols); this module imports nothing else of orchestra at
+run time, so reading it never pulls in the loop, the session or ARE.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pluggy
 
-from orchestra.types import AgentView, ModelRequest, ModelResponse, StepDecision, StepRecord, ToolCall, ToolOutcome, ToolSpec
+from orchestra.types import ModelRequest, ModelResponse, StepDecision, StepRecord, ToolCall, ToolOutcome, ToolSpec
+
+if TYPE_CHECKING:  # pragma: no cover - types only
+    from orchestra.judges import JudgeConfig
+    from orchestra.record import RolloutRecord
+    from orchestra.views import AgentView, RolloutView
 
 PROJECT = "orchestra"
 hookspec = pluggy.HookspecMarker(PROJECT)
@@ -60,8 +66,11 @@ def register_scaffolds(register: Callable[[str, Callable[..., Any]], None]) -> N
 def register_models(register: Callable[[str, Any], None]) -> None:
     """Add model providers.
 
-    :param register: `register(provider, handler)` with a `litellm.CustomLLM` handler; models are
-        then addressed as `"<provider>/<model>"` through litellm like any real API.
+    :param register: `register(provider, handler)` with a `litellm.CustomLLM` handler, or a
+        function without arguments that returns one (called at the first model call, so a plugin
+        need not import litellm to register); models are then addressed as `"<provider>/<model>"`
+        through litellm like any real API. litellm learns of the providers when a model of the
+        host is first called (`orchestra.litellm_setup.register_providers`).
 
     Called once per host; the return value is ignored.
     """
@@ -73,6 +82,20 @@ def register_tools(register: Callable[[ToolSpec, Callable[..., Any]], None]) -> 
 
     :param register: `register(spec, fn)`; `fn(**arguments)` runs the tool (synchronously, at the
         simulated now); its return value is the output, an exception a failed outcome.
+
+    Called once per host; the return value is ignored.
+    """
+
+
+@hookspec
+def register_judges(register: Callable[[str, Callable[[JudgeConfig], Any]], None]) -> None:
+    """Add judges (what `SessionConfig.judge.mode` / `--judge` names).
+
+    :param register: `register(mode, build)`; `build(config: JudgeConfig)` returns a fresh ARE
+        judge (a `GraphPerEventJudge`, e.g. from `are.simulation.validation.JudgeFactory`) that the
+        session preprocesses the scenario with and validates the rollout by. Judges are pooled per
+        setting and reused across rollouts (`initialize_state` resets one), so `build` may be slow.
+        The built-ins `scripted`, `strict` and `llm` are registered by the `judges` plugin.
 
     Called once per host; the return value is ignored.
     """
@@ -93,18 +116,30 @@ def register_sandboxes(register: Callable[[str, Callable[..., Any]], None]) -> N
 
 
 @hookspec(firstresult=True)
-def rollout(spec: Any, scenario_file: Any, host: Any, judge_pool: Any) -> Awaitable[Any] | None:
-    """Run one rollout: `RolloutSpec` in, awaitable `RolloutRecord` out.
+def rollout(rollout: RolloutView) -> Awaitable[RolloutRecord] | None:
+    """Run one rollout to its record: `orchestra.rollout.execute` calls it.
 
-    :param spec: the `orchestra.rollout.RolloutSpec` (serialisable: scenario, agent, clock, judge, seed).
-    :param scenario_file: the resolved `ScenarioFile` when the caller has one (an `hf:` source has
-        no file on disk), else None: the spec's `scenario` path is read.
-    :param host: the `orchestra.host.Host` running it.
-    :param judge_pool: the `JudgePool` to take the judge from, or None for the process-wide one.
+    :param rollout: the `orchestra.rollout.Rollout`, not started yet (its scenario loads inside):
+        `rollout.spec` (serialisable: scenario, policy, clock, judge, seed), `rollout.host`.
+    :return: an awaitable `RolloutRecord`.
 
-    The built-in `drivers` plugin implements it (`trylast`). Wrap it to observe a whole rollout
-    (a tracer's `invoke_workflow` span, a runner's timing). An exception a wrapper raises is
-    recorded on the rollout's record (`error`); it never aborts a batch.
+    The built-in `drivers` plugin implements it (`trylast`) with `Rollout.run()`. Wrap it to
+    observe a whole rollout (a tracer's `invoke_workflow` span, a runner's timing). An exception
+    a wrapper raises is recorded on the rollout's record (`error`); it never aborts a batch.
+    A rollout driven through the step API (`Rollout.open` / `next_request` / `apply`) does not
+    go through this hook: its caller is the driver.
+    """
+
+
+@hookspec
+def rollout_closed(rollout: RolloutView) -> None:
+    """A rollout ended — finished, failed or cancelled: release what a plugin holds for it.
+
+    :param rollout: the rollout (its record may be missing when it failed before finishing).
+
+    Every implementation runs, on every path (`Rollout.close`, called by `execute` and the step
+    API's context manager); e.g. a code agent's sandboxes are torn down here. The return value
+    is ignored.
     """
 
 

@@ -13,17 +13,23 @@ Each `Host` has its own manager and registries: nothing global, many hosts per p
 
 from __future__ import annotations
 
+import functools
 import importlib
+import inspect
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Generator, Iterable
 from dataclasses import dataclass, field
 from importlib import metadata
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pluggy
 
 from orchestra import hookspecs
 from orchestra.errors import OrchestraError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from orchestra.are.judge_pool import JudgePool
+    from orchestra.judges import JudgeConfig
 
 ENTRY_POINT_GROUP = "orchestra"
 BUILTIN_DIST = "orchestra-agents"
@@ -34,6 +40,7 @@ BUILTIN_PLUGINS: tuple[tuple[str, str], ...] = (
     ("clock", "orchestra.plugins.clock"),
     ("code_agent", "orchestra.plugins.code_agent"),
     ("drivers", "orchestra.plugins.drivers"),
+    ("judges", "orchestra.plugins.judges"),
     ("litellm_models", "orchestra.plugins.litellm_models"),
     ("notifications", "orchestra.plugins.notifications"),
     ("offline_models", "orchestra.plugins.offline_models"),
@@ -60,7 +67,7 @@ class PluginInfo:
 
 
 class Host:
-    """Owns the plugin manager and what plugins registered: scaffolds, model providers, tools, sandboxes."""
+    """Owns the plugin manager and what plugins registered: scaffolds, model providers, tools, judges, sandboxes."""
 
     def __init__(self, pm: pluggy.PluginManager, sources: dict[str, str]) -> None:
         self.pm = pm
@@ -69,6 +76,7 @@ class Host:
         self.scaffolds: dict[str, Callable[..., Any]] = {}
         self.models: dict[str, Any] = {}
         self.tools: dict[str, tuple[Any, Callable[..., Any]]] = {}
+        self.judges: dict[str, Callable[[JudgeConfig], Any]] = {}
         self.sandboxes: dict[str, Callable[..., Any]] = {}
         self._registered: dict[str, dict[str, list[str]]] = {}
         self._collect()
@@ -113,15 +121,20 @@ class Host:
             pm.check_pending()
         except pluggy.PluginValidationError as exc:
             raise PluginError(f"a plugin implements an unknown hook: {exc}") from exc
+        for plugin in pm.get_plugins():
+            _attribute_errors(pm, plugin)
         if trace or os.environ.get("ORCHESTRA_TRACE_HOOKS") == "1":
             pm.trace.root.setwriter(lambda msg: print(msg, end=""))
             pm.enable_tracing()
         return cls(pm, sources)
 
     def _collect(self) -> None:
-        """Run the registration hooks plugin by plugin, so each registration is attributed."""
-        from orchestra.models import import_litellm
+        """Run the registration hooks plugin by plugin, so each registration is attributed.
 
+        Model providers are only collected here: litellm learns of them at the first model call
+        (`orchestra.models.complete(..., providers=host.models)`), so building a host (as
+        `orchestra plugins` does) imports no litellm.
+        """
         for plugin in self._ordered_plugins():
             name = self.pm.get_name(plugin) or repr(plugin)
             record = self._registered.setdefault(name, {})
@@ -136,11 +149,8 @@ class Host:
             self.pm.subset_hook_caller("register_scaffolds", others)(register=lambda n, f: reg("scaffold", self.scaffolds, n, f))
             self.pm.subset_hook_caller("register_models", others)(register=lambda p, h: reg("model provider", self.models, p, h))
             self.pm.subset_hook_caller("register_tools", others)(register=lambda spec, fn: reg("tool", self.tools, spec.name, (spec, fn)))
+            self.pm.subset_hook_caller("register_judges", others)(register=lambda mode, build: reg("judge", self.judges, mode, build))
             self.pm.subset_hook_caller("register_sandboxes", others)(register=lambda n, f: reg("sandbox", self.sandboxes, n, f))
-        if self.models:
-            litellm = import_litellm()
-            current = [e for e in (litellm.custom_provider_map or []) if e.get("provider") not in self.models]
-            litellm.custom_provider_map = current + [{"provider": p, "custom_handler": h} for p, h in self.models.items()]
 
     @property
     def plugin_names(self) -> list[str]:
@@ -156,6 +166,19 @@ class Host:
         except KeyError:
             raise PluginError(f"unknown scaffold {name!r}; registered: {', '.join(sorted(self.scaffolds)) or 'none'}") from None
 
+    def judge_builder(self, mode: str) -> Callable[[JudgeConfig], Any]:
+        """The registered judge `mode` builds its judges with (`PluginError` naming the registered ones otherwise)."""
+        try:
+            return self.judges[mode]
+        except KeyError:
+            raise PluginError(f"unknown judge {mode!r}; registered: {', '.join(sorted(self.judges)) or 'none'}") from None
+
+    def judge_pool(self, config: JudgeConfig) -> JudgePool:
+        """The process-wide pool of judges for `config`, built by the plugin that registered its mode."""
+        from orchestra.are.judges import judge_pool_for
+
+        return judge_pool_for(config, self.judge_builder(config.mode))
+
     def sandbox(self, name: str) -> Callable[..., Any]:
         try:
             return self.sandboxes[name]
@@ -169,3 +192,76 @@ class Host:
             hooks = sorted(caller.name for caller in (self.pm.get_hookcallers(plugin) or []))
             out.append(PluginInfo(name=name, source=self._sources.get(name, "inline"), hooks=hooks, registered=self._registered.get(name, {})))
         return sorted(out, key=lambda p: (p.source != "builtin", p.name))
+
+
+# ------------------------------------------------------------------------------ attributing errors
+
+#: The note an exception gets from the innermost hook implementation it passed through.
+ATTRIBUTION_PREFIX = "raised in plugin "
+
+
+def _note(exc: BaseException, plugin: str, hook: str) -> None:
+    """Name the plugin and hook an exception came from (the first, innermost one wins)."""
+    if not any(n.startswith(ATTRIBUTION_PREFIX) for n in getattr(exc, "__notes__", [])):
+        exc.add_note(f"{ATTRIBUTION_PREFIX}{plugin!r}, hook {hook!r}")
+
+
+def _attribute_errors(pm: pluggy.PluginManager, plugin: object) -> None:
+    """Wrap each of `plugin`'s hook implementations so an exception it raises — also later, from the
+    awaitable it returned — carries the plugin's and the hook's names (`orchestra.rollout.describe`
+    puts them in the record's error). Registration hooks run before this and raise `PluginError`s of
+    their own. Wrappers (`wrapper=True`) are attributed for what they raise themselves only: what
+    an inner implementation raised has its note already."""
+    name = pm.get_name(plugin) or type(plugin).__qualname__
+    for caller in pm.get_hookcallers(plugin) or []:
+        for impl in caller.get_hookimpls():
+            if impl.plugin is plugin:  # HookImpls are this manager's own: each is wrapped once
+                setattr(impl, "function", _attributed(impl.function, name, caller.name))  # noqa: B010  (pluggy types it Final; it is a plain slot)
+
+
+class _AttributedAwaitable:
+    """An implementation's awaitable whose exceptions name the plugin (`close()` reaches the inner one,
+    so a wrapper that discards it unawaited closes it, as it would the bare coroutine)."""
+
+    __slots__ = ("_inner", "_plugin", "_hook")
+
+    def __init__(self, inner: Any, plugin: str, hook: str) -> None:
+        self._inner, self._plugin, self._hook = inner, plugin, hook
+
+    def __await__(self) -> Generator[Any, Any, Any]:
+        try:
+            return (yield from self._inner.__await__())
+        except Exception as exc:
+            _note(exc, self._plugin, self._hook)
+            raise
+
+    def close(self) -> None:
+        close = getattr(self._inner, "close", None)
+        if close is not None:
+            close()
+
+
+def _attributed(fn: Callable[..., Any], plugin: str, hook: str) -> Callable[..., Any]:
+    def settle(result: Any) -> Any:
+        return _AttributedAwaitable(result, plugin, hook) if inspect.isawaitable(result) else result
+
+    if inspect.isgeneratorfunction(fn):  # a wrapper: `result = yield`, then return or raise
+        @functools.wraps(fn)
+        def attributed_wrapper(*args: Any) -> Any:
+            try:
+                return settle((yield from fn(*args)))
+            except Exception as exc:
+                _note(exc, plugin, hook)
+                raise
+
+        return attributed_wrapper
+
+    @functools.wraps(fn)
+    def attributed(*args: Any) -> Any:
+        try:
+            return settle(fn(*args))
+        except Exception as exc:
+            _note(exc, plugin, hook)
+            raise
+
+    return attributed

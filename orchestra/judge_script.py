@@ -79,8 +79,15 @@ def reply_for(script: dict[str, Any], messages: list[dict[str, Any]], source: st
 
 def register() -> None:
     """Add the `orchestra-judge` provider to litellm's provider map (idempotent, keeps the others)."""
+    from orchestra.litellm_setup import register_providers
+
+    register_providers({PROVIDER: handler})
+
+
+def handler() -> Any:
+    """The process-wide litellm `CustomLLM` that answers from the judge script named by the model."""
     global _handler
-    from orchestra.models import import_litellm
+    from orchestra.litellm_setup import import_litellm
 
     litellm = import_litellm()
     with _lock:
@@ -94,12 +101,7 @@ def register() -> None:
                     return _answer(litellm, kwargs)
 
             _handler = ScriptedJudge()
-        current = list(litellm.custom_provider_map or [])
-        if not any(e.get("provider") == PROVIDER for e in current):
-            litellm.custom_provider_map = current + [{"provider": PROVIDER, "custom_handler": _handler}]
-            from litellm.utils import custom_llm_setup
-
-            custom_llm_setup()
+        return _handler
 
 
 def _answer(litellm: Any, kw: dict[str, Any]) -> Any:

@@ -1,6 +1,8 @@
 """Judge settings, the judge-call cache and the LLM judge's engine (no ARE import here).
 
-Three judge modes, one setting everywhere (`SessionConfig.judge`, the CLI's `--judge`):
+Three built-in judge modes, one setting everywhere (`SessionConfig.judge`, the CLI's `--judge`);
+plugins add more through the `register_judges` hook (the built-ins are registered the same way, by
+the built-in `judges` plugin):
 
 * `scripted` (the default): ARE's `ScriptedGraphPerEventJudgeConfig`. Tool counts, hard argument
   checks, causality and timing. It **does not check free text** (the answer to the user, email and
@@ -49,7 +51,7 @@ class JudgeConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    mode: JudgeMode = "scripted"
+    mode: str = Field("scripted", min_length=1, description="a registered judge: scripted, llm, strict (built-in) or a plugin's")
     model: str | None = Field(None, description="litellm model string of the LLM judge (mode llm), e.g. openai/gpt-4o-mini")
     endpoint: str | None = Field(None, description="api_base of an OpenAI-compatible server for the judge model")
     api_key: str | None = Field(None, repr=False, exclude=True, description="the judge model's API key (never recorded)")
@@ -231,7 +233,7 @@ class JudgeEngine:
         return text, None
 
     def _complete(self, messages: list[dict[str, Any]]) -> tuple[str, tuple[int, int], float]:
-        from orchestra.models import import_litellm
+        from orchestra.litellm_setup import import_litellm
 
         litellm = import_litellm()
         if self.model.startswith("orchestra-judge/"):

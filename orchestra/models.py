@@ -15,17 +15,16 @@ from __future__ import annotations
 import json
 import os
 import re
-import threading
 import uuid
+from collections.abc import Mapping
 from typing import Any
 
 import anyio
 from pydantic import BaseModel, ConfigDict, Field
 
 from orchestra.errors import OrchestraError
+from orchestra.litellm_setup import import_litellm, register_providers
 from orchestra.types import ModelRequest, ModelResponse, ToolCall, Usage
-
-_litellm_lock = threading.Lock()
 
 
 class ModelError(OrchestraError):
@@ -67,6 +66,18 @@ def expand_env(value: Any, *, where: str) -> Any:
     return value
 
 
+def mask_secrets(data: Any, key: str | None = None) -> Any:
+    """`data` (dumped config: dicts and lists) with every literal `api_key` value masked as `***`;
+    `${VAR}` references are kept, so what is written can be run again where the variable is set."""
+    if isinstance(data, dict):
+        return {k: mask_secrets(v, str(k)) for k, v in data.items()}
+    if isinstance(data, list):
+        return [mask_secrets(v) for v in data]
+    if key == "api_key" and isinstance(data, str) and ENV_REF.fullmatch(data) is None:
+        return "***"
+    return data
+
+
 class ModelConfig(BaseModel):
     """Which model an agent talks to and how. `model` is any litellm model string."""
 
@@ -100,27 +111,21 @@ def _setup_error(exc: BaseException) -> ModelSetupError | None:
     return None
 
 
-def import_litellm() -> Any:
-    """Import litellm without its network cost-map fetch and without it loading a stray `.env`."""
-    with _litellm_lock:
-        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-        from orchestra.are.imports import dotenv_disabled
-
-        with dotenv_disabled():
-            import litellm
-            import litellm._process_defaults  # noqa: F401  (its import runs load_dotenv in DEV mode)
-        litellm.suppress_debug_info = True
-        return litellm
-
-
 def _transient_errors(litellm: Any) -> tuple[type[BaseException], ...]:
     names = ("Timeout", "RateLimitError", "InternalServerError", "ServiceUnavailableError", "APIConnectionError", "BadGatewayError")
     return tuple(getattr(litellm, n) for n in names if hasattr(litellm, n))
 
 
-async def complete(config: ModelConfig, request: ModelRequest, *, metadata: dict[str, Any] | None = None) -> ModelResponse:
-    """One model call with retries; returns the parsed response or raises `ModelError`."""
+async def complete(
+    config: ModelConfig, request: ModelRequest, *, metadata: dict[str, Any] | None = None, providers: Mapping[str, Any] | None = None
+) -> ModelResponse:
+    """One model call with retries; returns the parsed response or raises `ModelError`.
+
+    `providers` (a host's `models`: what plugins registered through `register_models`) are made
+    known to litellm first — here, at the first model call, so building a host imports no litellm.
+    """
     litellm = import_litellm()
+    register_providers(providers or {})
     config = _expanded(config)
     kwargs: dict[str, Any] = {
         "model": config.model,

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from orchestra.session import SEND_TO_USER_TOOL, WAIT_TOOL, Session
+from orchestra.types import AgentLedger, ToolOutcome
 
 _PLACEHOLDER = re.compile(r"^\{\{(.*?)\}\}$")
 
@@ -115,8 +116,10 @@ class ReplayRecord:
     error: str | None
 
 
-def replay(session: Session, plan: OraclePlan, *, max_steps: int = 1000) -> list[ReplayRecord]:
-    """Drive `session` through `plan`; stops when the session is done or the plan is exhausted."""
+def replay(session: Session, plan: OraclePlan, *, max_steps: int = 1000, ledger: AgentLedger | None = None) -> list[ReplayRecord]:
+    """Drive `session` through `plan`; stops when the session is done or the plan is exhausted.
+
+    Every tool call (waits included) is booked on `ledger` when given: the oracle's line of the record."""
     done_at: dict[str, float] = {}
     outputs: dict[str, Any] = {}
     pending = list(plan.actions)
@@ -125,19 +128,19 @@ def replay(session: Session, plan: OraclePlan, *, max_steps: int = 1000) -> list
     while pending and not session.done and steps < max_steps:
         steps += 1
         session.notifications()  # the oracle knows what to do; it reads nothing
-        seen = _env_events(session)
+        seen = env_events(session)
         happened = {**{k: t for k, (t, _) in seen.items()}, **done_at}
         ready = [a for a in pending if all(p in happened for p in a.parents)]
         if not ready:
-            _idle(session, until=None)
+            _idle(session, None, ledger)
             continue
         due = [(max([happened[p] for p in a.parents] or [session.env.start_time]) + a.delay, i, a) for i, a in enumerate(ready)]
         target, _, action = min(due, key=lambda d: (d[0], d[1]))
         if target > session.now + 1e-9:
-            _idle(session, until=target)
+            _idle(session, target, ledger)
             continue
-        args = _resolve(action, {**{k: v for k, (_, v) in seen.items()}, **outputs})
-        outcome = session.call_tool(action.tool, args)
+        args = resolve_args(action, {**{k: v for k, (_, v) in seen.items()}, **outputs})
+        outcome = _call(session, ledger, action.tool, args)
         pending.remove(action)
         done_at[action.event_id] = outcome.sim_time
         outputs[action.event_id] = outcome.output
@@ -145,7 +148,7 @@ def replay(session: Session, plan: OraclePlan, *, max_steps: int = 1000) -> list
     return records
 
 
-def _env_events(session: Session) -> dict[str, tuple[float, Any]]:
+def env_events(session: Session) -> dict[str, tuple[float, Any]]:
     """User/env events that already ran in this session: id -> (time, return value)."""
     return {
         e.event_id: (float(e.event_time), e.metadata.return_value if e.metadata else None)
@@ -154,7 +157,16 @@ def _env_events(session: Session) -> dict[str, tuple[float, Any]]:
     }
 
 
-def _idle(session: Session, until: float | None) -> None:
+def _call(session: Session, ledger: AgentLedger | None, name: str, args: dict[str, Any]) -> ToolOutcome:
+    """One call through the session's hand-driven API, booked on the oracle's ledger."""
+    outcome = session.call_tool(name, args)
+    if ledger is not None:
+        ledger.tool_calls += 1
+        ledger.sim_seconds += session.config.clock.tool_seconds(1)  # what the call cost, as an agent's ledger books it
+    return outcome
+
+
+def _idle(session: Session, until: float | None, ledger: AgentLedger | None) -> None:
     """Wait like an agent would: until `until`, or until the next thing happens."""
     nxt = session.env.next_event_time()
     horizon = until if until is not None else nxt
@@ -164,10 +176,10 @@ def _idle(session: Session, until: float | None) -> None:
     if nxt is not None:
         horizon = min(horizon, nxt)
     timeout = max(1, math.ceil(horizon - session.now))
-    session.call_tool(WAIT_TOOL, {"timeout": timeout})
+    _call(session, ledger, WAIT_TOOL, {"timeout": timeout})
 
 
-def _resolve(action: OracleAction, outputs: dict[str, Any]) -> dict[str, Any]:
+def resolve_args(action: OracleAction, outputs: dict[str, Any]) -> dict[str, Any]:
     """Resolve `{{id}}` / `{{id.key}}` against this run; fall back to the oracle run's value."""
     resolved: dict[str, Any] = {}
     for name, value in action.args.items():

@@ -23,13 +23,14 @@ from __future__ import annotations
 
 import datetime as _dt
 from dataclasses import dataclass, replace
-from typing import Any, Literal
+from typing import Any
 
 from orchestra.judge_facts import Gazetteer, wrong_version
 from orchestra.oracle import OracleAction, OraclePlan
+from orchestra.spec import KINDS, PerturbationKind
 
-PerturbationKind = Literal["wrong_arg", "late", "missing", "extra", "swap", "wrong_answer"]
-KINDS: tuple[PerturbationKind, ...] = ("wrong_arg", "late", "missing", "extra", "swap", "wrong_answer")
+__all__ = ["KINDS", "JudgeRules", "NotApplicable", "PerturbationKind", "perturb"]
+
 #: The answer `wrong_answer` gives under the llm judge when the oracle's answer has no fact to change.
 UNHELPFUL_ANSWER = "Sorry, I could not find that information."
 #: Seconds past ARE's post-event tolerance (25 s) a `late` action is moved to.

@@ -1,219 +1,332 @@
-"""The one rollout path: `RolloutSpec` → `execute()` → `RolloutRecord`.
+"""One rollout as an object: `Rollout` — its spec, host, session, team, agents and their ledgers.
 
-`orchestra run` (an agent), `orchestra replay` and `orchestra judge-check` (the oracle policy,
-plain or perturbed) and every later runner build specs and call `execute`; a record is the same
-type whatever produced it, and one formatter (`orchestra.cli._output`) prints it. A spec is
-plain, serialisable data (a Ray worker or a resumable runner can ship and store it); the record
-is too (`model_dump()`).
+Every way of running a scenario goes through it: `orchestra run`, `replay` and `judge-check`
+(through `execute` and the runner), the parity harness, and trainers that own the model call.
 
-`execute` goes through the `rollout` hook (the built-in `drivers` plugin answers with `run_spec`),
-so a plugin can wrap the whole rollout; each agent run goes through the `agent_run` hook. Any
-exception — a bad scenario file, a permanent model failure, a plugin's bug — is recorded on the
-rollout's record (`error`) and never escapes into a batch.
+The step API (a trainer's loop; app-agents run inside `apply` when the main agent delegates)::
+
+    with Rollout.open(spec) as rollout:               # load, preprocess, start; closed on exit
+        while (request := await rollout.next_request()) is not None:
+            await rollout.apply(my_model(request))    # or: await rollout.fail(model_error)
+        record = rollout.finish()                     # judge; the RolloutRecord
+
+`execute(spec)` is the thin driver over it: the `rollout` hook (which plugins wrap: a tracer's
+workflow span) runs `Rollout.run()` — start, the main agent through the `agent_run` hook with
+each model call through `model_call`, or the oracle replay — then `finish()`. Any exception is
+kept on the record (`error`, with the event log so far in `partial`), never raised into a batch.
+
+What a rollout owns, the session does not: the team, the agents' ledgers, the delegations, and
+the record (`orchestra.record.build_record`: totals are sums over all agents). The session is
+ARE's world only (`orchestra.session`). Batches of rollouts are `orchestra.runner`'s.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterable
+import traceback
 from pathlib import Path
 from typing import Any
 
 import anyio
-from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from orchestra.agent import make_agent, run_agent
+from orchestra.agent import AgentContext, AgentStepper, make_agent, run_agent
+from orchestra.are import agent2agent as a2a
 from orchestra.are.judge_pool import JudgePool
 from orchestra.errors import OrchestraError
 from orchestra.host import Host, PluginError
-from orchestra.models import ModelConfig, ModelError
-from orchestra.perturbations import PerturbationKind
-from orchestra.scenario_files import ScenarioFile, resolve
-from orchestra.session import RolloutResult, Session, SessionConfig
-from orchestra.teams.config import AgentConfig, AppAgentSettings, TeamConfig
-from orchestra.types import AgentLedger
+from orchestra.models import ModelError
+from orchestra.record import NativeVerdictRecord, RolloutRecord, RolloutResult, build_record
+from orchestra.scenario_files import ScenarioFile
+from orchestra.session import PartialLog, Session
+from orchestra.spec import AgentConfig, OracleConfig, RolloutSpec
+from orchestra.teams.config import TeamConfig
+from orchestra.types import AgentLedger, Delegation, ModelRequest, ModelResponse
+
+__all__ = [
+    "AgentConfig",
+    "OracleConfig",
+    "Rollout",
+    "RolloutRecord",
+    "RolloutResult",
+    "RolloutSpec",
+    "TeamConfig",
+    "execute",
+    "execute_sync",
+]
+
+#: The oracle policy's ledger name (its line of the record: tool calls, simulated seconds).
+ORACLE = "oracle"
 
 
-class OracleConfig(BaseModel):
-    """The oracle policy: the scenario's own oracle actions at the oracle's timing, optionally perturbed."""
+class Rollout:
+    """One rollout of one spec. `Rollout.open(spec)` starts it; `execute(spec)` runs it through the hooks."""
 
-    model_config = ConfigDict(extra="forbid")
+    def __init__(self, spec: RolloutSpec, *, host: Host | None = None, judge_pool: JudgePool | None = None, file: ScenarioFile | None = None) -> None:
+        self.spec = spec
+        self.host = host or Host.create()
+        self.file = file or ScenarioFile(spec.scenario)
+        self.judge_pool = judge_pool
+        #: What actually runs: the spec with its sampling seed in every agent's model.
+        self._policy = spec.seeded()
+        self.team: TeamConfig | None = self._policy.team
+        #: Every agent that ran, by its unique name (main first, then sub-agents in start order).
+        self.agents: dict[str, AgentLedger] = {}
+        #: Every task an agent handed to a sub-agent, in the order they finished.
+        self.delegations: list[Delegation] = []
+        #: The main agent (None for the oracle policy), made when the rollout starts.
+        self.main: AgentContext | None = None
+        self._session: Session | None = None
+        self._stepper: AgentStepper | None = None
+        self._app_agents: list[str] | None = None
+        self._error: str | None = None
+        self._failure: BaseException | None = None
+        self._oracle_done = False
+        self._not_applicable: str | None = None
+        self._note: str | None = None
+        self._native_trace: str | None = None
+        self._record: RolloutRecord | None = None
+        self._closed = False
 
-    perturbation: PerturbationKind | None = None
-    #: Also judge the trajectory with ARE's own offline harness (slow: ARE builds a judge per call).
-    native_parity: bool = False
+    # ------------------------------------------------------------------ opening and closing
+    @classmethod
+    def open(cls, spec: RolloutSpec, *, host: Host | None = None, judge_pool: JudgePool | None = None, file: ScenarioFile | None = None) -> Rollout:
+        """A started rollout (scenario loaded and preprocessed, environment running, main agent
+        made); use it as a context manager, or `close()` it. Raises `OrchestraError` (a bad
+        scenario, an unknown scaffold or judge) — nothing has run then."""
+        rollout = cls(spec, host=host, judge_pool=judge_pool, file=file)
+        try:
+            rollout.start()
+        except BaseException:
+            rollout.close()
+            raise
+        return rollout
 
+    def start(self) -> None:
+        """Check the spec against the host, load the scenario and make the main agent."""
+        if self._session is not None:
+            return
+        check_spec(self.spec, self.host)  # a typo'd scaffold or judge fails here, before the scenario loads
+        pool = self.judge_pool or self.host.judge_pool(self.spec.session.judge)
+        self._session = Session.start(self.file, self.spec.session, judge_pool=pool)
+        main = self._policy.main_agent
+        if main is not None:
+            self.main = make_agent(self, model=main.model, scaffold=main.scaffold, scaffold_options=main.scaffold_options, max_steps=main.max_steps)
 
-class RolloutSpec(BaseModel):
-    """Everything that determines one rollout, as data: what runs, on which scenario, how it is judged."""
+    def close(self) -> None:
+        """Stop the environment, give the judge back, tell plugins (`rollout_closed`). Idempotent;
+        runs on error and cancellation too (`execute` and the context manager call it)."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            self.host.hook.rollout_closed(rollout=self)
+        finally:
+            if self._session is not None:
+                self._session.close()
 
-    model_config = ConfigDict(extra="forbid")
-
-    scenario: str = Field(description="the scenario file (or the name a source resolved it to)")
-    agent: AgentConfig | None = Field(None, description="one agent; None (and no team): the oracle policy")
-    team: TeamConfig | None = Field(None, description="a team (main agent + app-agents); its `main` is the main agent")
-    oracle: OracleConfig | None = None
-    session: SessionConfig = Field(default_factory=SessionConfig, description="clock, notifications, duration, judge, reward mode")
-    seed: int | None = Field(
-        None, description="sampling seed: sent to every agent's model (a team's app-agents too) as `seed + sample_index` (OpenAI-style `seed`) when set"
-    )
-    sample_index: int = Field(0, ge=0, description="which sample of this scenario (several rollouts of one spec)")
-
-    @model_validator(mode="after")
-    def _one_policy(self) -> RolloutSpec:
-        given = [name for name, value in (("agent", self.agent), ("team", self.team), ("oracle", self.oracle)) if value is not None]
-        if len(given) > 1:
-            raise ValueError(f"a rollout runs one policy: an agent, a team or the oracle (got {' and '.join(given)})")
-        if not given:
-            self.oracle = OracleConfig()
+    def __enter__(self) -> Rollout:
         return self
 
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ what plugins read (RolloutView)
     @property
-    def main_agent(self) -> AgentConfig | None:
-        """The agent that talks to the user: the one agent, or the team's main agent."""
-        return self.team.main if self.team is not None else self.agent
-
-    @property
-    def policy(self) -> str:
-        """A short label: `oracle`, `oracle:<perturbation>`, `<scaffold>:<model>` or `team:<name>`."""
-        if self.team is not None:
-            return f"team:{self.team.name}"
-        if self.agent is not None:
-            return f"{self.agent.scaffold}:{self.agent.model.model}"
-        assert self.oracle is not None
-        return "oracle" + (f":{self.oracle.perturbation}" if self.oracle.perturbation else "")
-
-
-class NativeVerdictRecord(BaseModel):
-    success: bool
-    rationale: str | None = None
-
-
-class RolloutRecord(BaseModel):
-    """What one rollout produced — or why it produced no verdict. The batch goes on either way."""
-
-    scenario_id: str
-    source: str
-    policy: str
-    perturbation: str | None = None
-    sample_index: int = 0
-    seed: int | None = None
-    #: The judged rollout: verdict, reward, per-turn verdicts, ledgers, event log and hash, judge label.
-    result: RolloutResult | None = None
-    #: Why this rollout failed (a bad scenario, a permanent model failure, a plugin's exception).
-    error: str | None = None
-    #: A perturbation that cannot apply to this scenario (the reason): no rollout ran.
-    not_applicable: str | None = None
-    #: What a perturbation changed.
-    note: str | None = None
-    #: ARE's own offline verdict on the same trajectory (`OracleConfig.native_parity`).
-    native: NativeVerdictRecord | None = None
+    def session(self) -> Session:
+        if self._session is None:
+            raise OrchestraError(f"{self.spec.scenario}: the rollout has not started (call start(), or use Rollout.open)")
+        return self._session
 
     @property
-    def agents(self) -> list[AgentLedger]:
-        return self.result.agents if self.result is not None else []
-
-    @property
-    def expected_success(self) -> bool:
-        return self.perturbation is None
-
-
-async def execute(spec: RolloutSpec, *, host: Host | None = None, judge_pool: JudgePool | None = None, file: ScenarioFile | None = None) -> RolloutRecord:
-    """Run `spec` through the `rollout` hook; every exception ends up in the record's `error`."""
-    host = host or Host.create()
-    try:
-        pending = host.hook.rollout(spec=spec, scenario_file=file, host=host, judge_pool=judge_pool)
-        if pending is None:  # pragma: no cover - the built-in drivers plugin always answers
-            raise OrchestraError("no plugin runs rollouts (the built-in `drivers` plugin is missing)")
-        record: RolloutRecord = await pending
-        return record
-    except Exception as exc:  # a plugin's bug included: recorded, never raised into the batch
-        return _blank(spec, file, error=_describe(exc, file or spec.scenario))
-
-
-def execute_sync(spec: RolloutSpec, **kwargs: Any) -> RolloutRecord:
-    """`execute` from synchronous code (its own event loop)."""
-    return anyio.run(lambda: execute(spec, **kwargs))
-
-
-async def run_spec(rs: RolloutSpec, *, host: Host, judge_pool: JudgePool | None, scenario_file: ScenarioFile | None = None) -> RolloutRecord:
-    """The built-in rollout: open the session, run the policy, judge. (The `drivers` plugin calls it.)
-
-    `scenario_file` is the already-resolved file when there is one (an `hf:` source has no file on disk)."""
-    file = scenario_file or ScenarioFile(rs.scenario)
-    record = _blank(rs, file)
-    try:
-        check_scaffolds(rs, host)  # a typo'd scaffold fails here, before the scenario is even loaded
-        with Session.open(file, rs.session, judge_pool=judge_pool) as session:
-            record.scenario_id = session.scenario_id
-            trace = None
-            team = rs.team
-            agent_config = rs.main_agent
-            if rs.seed is not None:  # sampling seed per sample: the same spec, different samples — every agent's model
-                seed = rs.seed + rs.sample_index
-                if team is not None:
-                    team = _seeded_team(team, seed)
-                    agent_config = team.main
-                elif agent_config is not None:
-                    agent_config = agent_config.model_copy(update={"model": _seeded(agent_config.model, seed)})
-            if team is not None:
-                session.team = team  # the Agent2Agent plugin reads it (app-agents' settings)
-            if agent_config is not None:
-                await _run_agent_policy(session, agent_config, host, record)
+    def app_agents(self) -> list[str]:
+        """The scenario's apps served by app-agents (ARE's draw from the scenario seed, in the order
+        ARE appends them); empty without a team, or when the scenario has none of the team's apps."""
+        if self._app_agents is None:
+            team = self.team
+            if team is None or team.app_agents is None:
+                self._app_agents = []
             else:
-                assert rs.oracle is not None
-                if not _run_oracle_policy(session, rs.oracle, record):
-                    return record
-                if rs.oracle.native_parity:
-                    from orchestra.are.native_verdict import export_trace
+                scenario = self.session.scenario
+                self._app_agents = team.app_agent_apps(a2a.scenario_app_names(scenario), a2a.scenario_seed(scenario))
+        return list(self._app_agents)
 
-                    trace = export_trace(session, file.text)
-            if record.result is None:
-                record.result = session.finish()
-            # a judge error (an unreachable judge model, ...): the rollout is kept, its verdict is not one
-            record.error = record.error or record.result.error
-        if trace is not None:
-            from orchestra.are.native_verdict import are_native_verdict
+    def register_agent(self, ledger: AgentLedger) -> None:
+        """An agent starts in this rollout: its ledger goes into the record (names are unique)."""
+        if ledger.name in self.agents and self.agents[ledger.name] is not ledger:
+            raise OrchestraError(f"{self.session.scenario_id}: an agent named {ledger.name!r} already runs in this rollout")
+        self.agents[ledger.name] = ledger
 
-            native = are_native_verdict(trace, judge=rs.session.judge)
-            record.native = NativeVerdictRecord(success=native.success, rationale=native.rationale)
-    except OrchestraError as exc:
-        record.error = str(exc)
-    except Exception as exc:  # keep the batch going; the message names the scenario
-        record.error = _describe(exc, file)
-    return record
+    def record_delegation(self, delegation: Delegation) -> None:
+        """A sub-agent finished a task it was handed; it goes into the record's `delegations`."""
+        self.delegations.append(delegation)
+
+    @property
+    def done(self) -> bool:
+        """No more requests: the policy finished, failed, or the scenario ended."""
+        if self._failure is not None or self._error is not None or self._record is not None:
+            return True
+        if self.main is None:
+            return self._oracle_done
+        return self._stepper is not None and self._stepper.finished
+
+    # ------------------------------------------------------------------ the step API
+    async def next_request(self) -> ModelRequest | None:
+        """The main agent's next model request (the loop runs up to it: tool calls, notifications,
+        app-agents); None once the rollout has no more (then `finish()`). The oracle policy runs
+        its whole replay here and asks for nothing."""
+        if self.done:
+            return None
+        if self.main is None:
+            self._step_guarded(self._replay_oracle)
+            return None
+        if self._stepper is None:
+            self._stepper = AgentStepper(self.main)
+        return await self._guarded(self._stepper.next_request())
+
+    async def apply(self, response: ModelResponse) -> None:
+        """Answer the pending request: the clock is charged, the action runs (a delegation runs its
+        app-agent to the end), termination is decided. Then call `next_request()` again."""
+        await self._guarded(self._main_stepper("apply").apply(response))
+
+    async def fail(self, error: ModelError) -> None:
+        """The pending model call failed after its retries: shown to the model (ARE's behaviour,
+        it costs the iteration) or, when `error.permanent`, the rollout ends with that error."""
+        await self._guarded(self._main_stepper("fail").fail(error))
+
+    def _main_stepper(self, what: str) -> AgentStepper:
+        if self._stepper is None:
+            raise OrchestraError(f"{what}() without a request to answer: call next_request() first")
+        return self._stepper
+
+    async def _guarded(self, step: Any) -> Any:
+        try:
+            return await step
+        except ModelError as exc:  # permanent: the main agent's model cannot be called at all
+            self._model_failed(exc)
+            return None
+        except BaseException as exc:
+            self._failure = exc
+            raise
+
+    def _step_guarded(self, step: Any) -> None:
+        try:
+            step()
+        except BaseException as exc:
+            self._failure = exc
+            raise
+
+    def _model_failed(self, exc: ModelError) -> None:
+        self._error = str(exc)
+        if self.main is not None:
+            self.main.ledger.error = self._error
+            self.main.stop_reason = "model_error"
+
+    # ------------------------------------------------------------------ the built-in driver
+    async def run(self) -> RolloutRecord:
+        """Start, run the policy to its end, finish: the record (errors included, never raised).
+
+        The main agent runs through the `agent_run` hook (its model calls through `model_call`):
+        the same `AgentStepper` loop the step API drives, with the model called by the host."""
+        try:
+            self.start()
+            if self.main is None:
+                self._step_guarded(self._replay_oracle)
+            else:
+                try:
+                    await run_agent(self.main)
+                except ModelError as exc:
+                    self._model_failed(exc)
+        except Exception as exc:
+            self._failure = exc
+        return self.finish()
+
+    def _replay_oracle(self) -> None:
+        from orchestra.oracle import build_plan, replay
+        from orchestra.perturbations import JudgeRules, NotApplicable, perturb
+
+        self._oracle_done = True
+        config = self._policy.oracle
+        assert config is not None
+        session = self.session
+        ledger = AgentLedger(name=ORACLE, model=ORACLE, scaffold="replay")
+        self.register_agent(ledger)
+        plan = build_plan(session)
+        if config.perturbation is not None:
+            try:
+                plan = perturb(plan, config.perturbation, JudgeRules.from_judge(session.prepared.judge, session.scenario))
+            except NotApplicable as exc:
+                self._not_applicable = str(exc)
+                return
+            self._note = plan.notes[-1]
+        replay(session, plan, ledger=ledger)
+        ledger.stop_reason = session.stop_reason
+        if config.native_parity:
+            from orchestra.are.native_verdict import export_trace
+
+            self._native_trace = export_trace(session.env.env, session.scenario, session.scenario_id, self.file.text)
+
+    # ------------------------------------------------------------------ the end
+    def finish(self) -> RolloutRecord:
+        """Judge the rollout and build its record (idempotent). A rollout that failed is not
+        judged: its record has the error and, when the scenario had started, the event log so far."""
+        if self._record is not None:
+            return self._record
+        source = str(self.file.path)
+        common: dict[str, Any] = dict(agents=self.agents.values(), delegations=self.delegations, note=self._note)
+        session = self._session
+        if self._failure is not None or session is None:
+            error = describe(self._failure, self.file) if self._failure is not None else f"{source}: the rollout never started"
+            self._record = build_record(
+                self.spec, source, scenario_id=session.scenario_id if session is not None else None, error=error,
+                partial=_partial_log(session), **common,
+            )
+        elif self._not_applicable is not None:
+            self._record = build_record(self.spec, source, scenario_id=session.scenario_id, not_applicable=self._not_applicable, **common)
+        else:
+            judgement = session.finish(error=self._error)
+            stop_reason = self.main.stop_reason if self.main is not None else None
+            self._record = build_record(
+                self.spec, source, scenario_id=session.scenario_id, judgement=judgement, app_agents=self.app_agents,
+                stop_reason=stop_reason, error=self._error, native=self._native_verdict(), **common,
+            )
+        return self._record
+
+    def _native_verdict(self) -> NativeVerdictRecord | None:
+        if self._native_trace is None:
+            return None
+        from orchestra.parity.native_verdict import are_native_verdict
+
+        native = are_native_verdict(self._native_trace, judge=self.spec.session.judge)
+        return NativeVerdictRecord(success=native.success, rationale=native.rationale)
+
+    def failed(self, exc: BaseException) -> RolloutRecord:
+        """The record of a rollout that an exception outside it ended (a plugin wrapper's bug)."""
+        if self._record is None:
+            self._failure = exc
+        return self.finish()
 
 
-def _seeded(model: ModelConfig, seed: int) -> ModelConfig:
-    return model.model_copy(update={"extra": {**model.extra, "seed": seed}})
+def _partial_log(session: Session | None) -> PartialLog | None:
+    """The event log so far of a failed rollout, if it can still be read (the failure may be the environment's)."""
+    if session is None:
+        return None
+    try:
+        return session.partial_log()
+    except Exception:
+        return None
 
 
-def _seeded_team(team: TeamConfig, seed: int) -> TeamConfig:
-    """`team` with `seed` sent by every agent's model: the main agent's, the app-agents' defaults and
-    overrides (an app-agent without a model of its own uses the main agent's, seeded too)."""
-    main = team.main.model_copy(update={"model": _seeded(team.main.model, seed)})
-    app_agents = team.app_agents
-    if app_agents is not None:
-        def seed_settings(settings: AppAgentSettings) -> AppAgentSettings:
-            return settings if settings.model is None else settings.model_copy(update={"model": _seeded(settings.model, seed)})
-
-        app_agents = app_agents.model_copy(
-            update={"defaults": seed_settings(app_agents.defaults), "overrides": {app: seed_settings(s) for app, s in app_agents.overrides.items()}}
-        )
-    return team.model_copy(update={"main": main, "app_agents": app_agents})
-
-
-def check_scaffolds(spec: RolloutSpec, host: Host) -> None:
-    """Every scaffold the spec's agents may use is registered (`PluginError` naming the agent and
-    the scaffold otherwise): the main agent's and, for a team, the app-agents' default and every
-    per-app override — also for apps a given scenario lacks, so a typo fails up front, never
-    depending on which scenario runs or whether an expert is ever called."""
+def check_spec(spec: RolloutSpec, host: Host) -> None:
+    """Every scaffold the spec's agents may use and its judge are registered (`PluginError`
+    naming the agent and the scaffold otherwise): the main agent's and, for a team, the
+    app-agents' defaults and every per-app override — also for apps a given scenario lacks, so a
+    typo fails up front, never depending on which scenario runs or whether an expert is called."""
+    host.judge_builder(spec.session.judge.mode)
     wanted: list[tuple[str, str]] = []
     if spec.team is not None:
         team = spec.team
-        wanted.append(("the main agent", team.main.scaffold))
-        if team.app_agents is not None:
-            wanted.append(("app_agents.defaults", team.app_agents.defaults.scaffold or team.main.scaffold))
-            wanted += [(f"app_agents.overrides.{app}", team.app_agent(app).scaffold) for app in team.app_agents.overrides]
+        for label, settings in team.agent_settings():
+            who = "the main agent" if label == "main" else label
+            wanted.append((who, settings.scaffold or team.main.scaffold))
     elif spec.agent is not None:
         wanted.append(("the agent", spec.agent.scaffold))
     for who, scaffold in wanted:
@@ -222,162 +335,49 @@ def check_scaffolds(spec: RolloutSpec, host: Host) -> None:
             raise PluginError(f"{where}{who}: unknown scaffold {scaffold!r}; registered: {', '.join(sorted(host.scaffolds)) or 'none'}")
 
 
-async def _run_agent_policy(session: Session, config: AgentConfig, host: Host, record: RolloutRecord) -> None:
-    agent = make_agent(session, host, model=config.model, scaffold=config.scaffold, scaffold_options=config.scaffold_options, max_steps=config.max_steps)
-    error = None
-    try:
-        await run_agent(agent)
-    except ModelError as exc:
-        error = str(exc)
-        agent.ledger.error = error
-    result = session.finish(error=error)
-    record.error = error
-    record.result = result.model_copy(
-        update={
-            "steps": agent.steps,
-            "reasoning_tokens": agent.reasoning_tokens,
-            "cost_usd": agent.cost_usd,
-            "stop_reason": "model_error" if error else (agent.stop_reason or result.stop_reason),
-        }
-    )
-
-
-def _run_oracle_policy(session: Session, config: OracleConfig, record: RolloutRecord) -> bool:
-    """Replay the (perturbed) oracle plan; False when the perturbation cannot apply here."""
-    from orchestra.oracle import build_plan, replay
-    from orchestra.perturbations import JudgeRules, NotApplicable, perturb
-
-    plan = build_plan(session)
-    if config.perturbation is not None:
-        try:
-            plan = perturb(plan, config.perturbation, JudgeRules.from_judge(session.prepared.judge, session.scenario))
-        except NotApplicable as exc:
-            record.not_applicable = str(exc)
-            return False
-        record.note = plan.notes[-1]
-    replay(session, plan)
-    return True
-
-
-def _blank(spec: RolloutSpec, file: ScenarioFile | str | None, error: str | None = None) -> RolloutRecord:
-    source = str(file.path) if isinstance(file, ScenarioFile) else str(file or spec.scenario)
-    return RolloutRecord(
-        scenario_id=Path(source).stem, source=source, policy=spec.policy,
-        perturbation=spec.oracle.perturbation if spec.oracle is not None else None,
-        sample_index=spec.sample_index, seed=spec.seed, error=error,
-    )
-
-
-def _describe(exc: BaseException, where: object) -> str:
+def describe(exc: BaseException, where: ScenarioFile | str) -> str:
+    """One line for a rollout's error: the message, and for a bug the scenario, the exception type,
+    and the plugin and hook it came from (when a plugin raised it)."""
     if isinstance(exc, OrchestraError):
         return str(exc)
     path = where.path if isinstance(where, ScenarioFile) else where
-    return f"{path}: {type(exc).__name__}: {exc}"
+    text = f"{path}: {type(exc).__name__}: {exc}"
+    notes = [n for n in getattr(exc, "__notes__", []) if n.startswith("raised in plugin ")]
+    if notes:
+        text += f" ({notes[0]})"
+    else:
+        frames = traceback.extract_tb(exc.__traceback__)
+        if frames:  # where it was raised: the file's name only (the same on every machine)
+            text += f" (at {Path(frames[-1].filename).name}:{frames[-1].lineno})"
+    return text
 
 
-# ------------------------------------------------------------------------------ batches
+async def execute(spec: RolloutSpec, *, host: Host | None = None, judge_pool: JudgePool | None = None, file: ScenarioFile | None = None) -> RolloutRecord:
+    """Run `spec` to its record through the `rollout` hook; every exception ends up in the record's `error`.
 
-
-def specs_for(
-    files: Iterable[ScenarioFile],
-    *,
-    agent: AgentConfig | None = None,
-    team: TeamConfig | None = None,
-    perturbations: Iterable[PerturbationKind | None] = (None,),
-    session: SessionConfig | None = None,
-    native_parity: bool = False,
-) -> list[tuple[RolloutSpec, ScenarioFile]]:
-    """One spec per file (an agent or a team), or per file and perturbation (the oracle), in deterministic order.
-
-    A team runs with `session` when given, else with the team file's own session settings."""
-    out = []
-    for file in files:
-        if team is not None:
-            out.append((RolloutSpec(scenario=str(file.path), team=team, session=session or team.session), file))
-            continue
-        session = session or SessionConfig()
-        if agent is not None:
-            out.append((RolloutSpec(scenario=str(file.path), agent=agent, session=session), file))
-            continue
-        for kind in perturbations:
-            oracle = OracleConfig(perturbation=kind, native_parity=native_parity)
-            out.append((RolloutSpec(scenario=str(file.path), oracle=oracle, session=session), file))
-    return out
-
-
-async def execute_all(
-    specs: Iterable[tuple[RolloutSpec, ScenarioFile | None]],
-    *,
-    host: Host | None = None,
-    judge_pool: JudgePool | None = None,
-    concurrency: int = 1,
-) -> AsyncIterator[RolloutRecord]:
-    """Yield one record per spec as each finishes (spec order when `concurrency` is 1).
-
-    With `concurrency > 1`, up to that many rollouts run at once on one event loop — worthwhile
-    when the model is a remote API and rollouts mostly wait for it. Each rollout has its own
-    session and judge (the pool builds more judges as needed).
-    """
+    The rollout is closed on every path (cancellation and Ctrl-C included); a plugin failing to
+    release its resources (`rollout_closed`) is noted on the record, after the verdict."""
     host = host or Host.create()
-    if concurrency <= 1:
-        for spec, file in specs:
-            yield await execute(spec, host=host, judge_pool=judge_pool, file=file)
-        return
-    send, receive = anyio.create_memory_object_stream[RolloutRecord](max_buffer_size=concurrency)
-    limiter = anyio.CapacityLimiter(concurrency)
-
-    async def worker(spec: RolloutSpec, file: ScenarioFile | None) -> None:
-        async with limiter:
-            record = await execute(spec, host=host, judge_pool=judge_pool, file=file)
-        await send.send(record)
-
-    async def feed() -> None:
-        async with anyio.create_task_group() as tg:
-            for spec, file in specs:  # each file's text is read only once its rollout holds the limiter
-                tg.start_soon(worker, spec, file)
-        await send.aclose()
-
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(feed)
-        async with receive:
-            async for record in receive:
-                yield record
+    rollout = Rollout(spec, host=host, judge_pool=judge_pool, file=file)
+    record: RolloutRecord | None = None
+    try:
+        pending = host.hook.rollout(rollout=rollout)
+        if pending is None:  # pragma: no cover - the built-in drivers plugin always answers
+            raise OrchestraError("no plugin runs rollouts (the built-in `drivers` plugin is missing)")
+        record = await pending
+    except Exception as exc:  # a plugin's bug included: recorded, never raised into the batch
+        record = rollout.failed(exc)
+    finally:
+        try:
+            rollout.close()
+        except Exception as exc:
+            if record is not None:  # else a cancellation is on its way out: it wins
+                closing = f"closing the rollout failed: {describe(exc, rollout.file)}"
+                record = record.model_copy(update={"error": f"{record.error}; {closing}" if record.error else closing})
+    assert record is not None
+    return record
 
 
-def execute_sources_sync(
-    sources: Iterable[str | Path],
-    *,
-    perturbations: Iterable[PerturbationKind | None] = (None,),
-    session: SessionConfig | None = None,
-    judge_pool: JudgePool | None = None,
-    native_parity: bool = False,
-    capabilities: Iterable[str] = (),
-    scenario_ids: Iterable[str] = (),
-    limit: int | None = None,
-    host: Host | None = None,
-) -> list[RolloutRecord]:
-    """The oracle (plain and/or perturbed) over resolved sources, one record per rollout, in order."""
-    files = resolve(sources, capabilities=capabilities, scenario_ids=scenario_ids, limit=limit)
-    specs = specs_for(files, perturbations=perturbations, session=session, native_parity=native_parity)
-
-    async def go() -> list[RolloutRecord]:
-        return [r async for r in execute_all(specs, host=host, judge_pool=judge_pool)]
-
-    return anyio.run(go)
-
-
-async def rollout_result(
-    file: ScenarioFile,
-    agent: AgentConfig,
-    *,
-    host: Host,
-    session_config: SessionConfig | None = None,
-    judge_pool: JudgePool | None = None,
-) -> RolloutResult:
-    """One agent on one scenario through `execute`, returning the judged result (for callers that
-    need one: a rollout that produced none raises `OrchestraError` with the record's error)."""
-    spec = RolloutSpec(scenario=str(file.path), agent=agent, session=session_config or SessionConfig())
-    record = await execute(spec, host=host, judge_pool=judge_pool, file=file)
-    if record.result is None:
-        raise OrchestraError(record.error or f"{file.path}: the rollout produced no result")
-    return record.result
+def execute_sync(spec: RolloutSpec, **kwargs: Any) -> RolloutRecord:
+    """`execute` from synchronous code (its own event loop)."""
+    return anyio.run(lambda: execute(spec, **kwargs))

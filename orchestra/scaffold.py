@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from orchestra.types import ActionFormat, ModelRequest, ModelResponse, ToolCall, ToolOutcome, ToolSpec
 
 if TYPE_CHECKING:  # pragma: no cover
-    from orchestra.agent import AgentContext
+    from orchestra.views import AgentView
 
 
 class Action:
@@ -89,27 +89,27 @@ class Scaffold(ABC):
         self.messages: list[dict[str, Any]] = []
 
     @abstractmethod
-    def system_prompt(self, agent: AgentContext) -> str: ...
+    def system_prompt(self, agent: AgentView) -> str: ...
 
     @abstractmethod
     def parse(self, response: ModelResponse) -> tuple[list[ToolCall], str | None]:
         """The tool calls to execute (calls with `error` set are reported, not run) and a format error."""
 
-    def action(self, agent: AgentContext, response: ModelResponse) -> Action:
+    def action(self, agent: AgentView, response: ModelResponse) -> Action:
         """The action `response` asks for. Default: `parse` it into a fixed list of calls;
         override to produce calls while the action runs (see `Action`)."""
         return ParsedAction(*self.parse(response))
 
     @abstractmethod
     def record(
-        self, agent: AgentContext, response: ModelResponse, calls: list[ToolCall], outcomes: list[ToolOutcome], format_error: str | None
+        self, agent: AgentView, response: ModelResponse, calls: list[ToolCall], outcomes: list[ToolOutcome], format_error: str | None
     ) -> None:
         """Append the model's turn and what came back to the history."""
 
-    def start(self, agent: AgentContext) -> None:
+    def start(self, agent: AgentView) -> None:
         self.messages = [{"role": "system", "content": self.system_prompt(agent)}]
 
-    def new_task(self, agent: AgentContext, task: str) -> None:
+    def new_task(self, agent: AgentView, task: str) -> None:
         """A run starts: the user messages that started it, joined (ARE's `[TASK]` message; none
         when only the environment spoke)."""
         if task:
@@ -118,7 +118,7 @@ class Scaffold(ABC):
     def observe(self, messages: list[dict[str, Any]]) -> None:
         self.messages.extend(messages)
 
-    def request(self, agent: AgentContext) -> ModelRequest:
+    def request(self, agent: AgentView) -> ModelRequest:
         return ModelRequest(messages=list(self.messages), action_format=self.action_format, max_tokens=self.options.max_tokens)
 
     def forced_response(self, request: ModelRequest) -> ModelResponse | None:
@@ -130,7 +130,7 @@ class Scaffold(ABC):
         (ARE: neither `Thought:` nor `Action:`); None when it can be parsed."""
         return None
 
-    def record_retry(self, agent: AgentContext, response: ModelResponse, problem: str) -> None:
+    def record_retry(self, agent: AgentView, response: ModelResponse, problem: str) -> None:
         """An output was asked again: tell the model in the next iteration (ARE logs an error)."""
         self.messages.append({"role": "user", "content": f"ERROR: {problem}"})
 
@@ -144,10 +144,10 @@ class Scaffold(ABC):
 
         return agent_format.are_error_text(exc.__cause__ or exc)
 
-    def record_model_error(self, agent: AgentContext, text: str) -> None:
+    def record_model_error(self, agent: AgentView, text: str) -> None:
         self.messages.append({"role": "user", "content": f"ERROR: {text}"})
 
-    def record_auto_call(self, agent: AgentContext, call: ToolCall, outcome: ToolOutcome) -> None:
+    def record_auto_call(self, agent: AgentView, call: ToolCall, outcome: ToolOutcome) -> None:
         """A call the loop made on the agent's behalf (the max-iterations answer). Default: nothing."""
 
     def response_format(self, schema: dict[str, Any]) -> dict[str, Any]:

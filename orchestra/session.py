@@ -13,7 +13,7 @@ Its contract:
 * a turn ends when the policy says so (`end_turn()`; `call_tool` ends it on an answer to the user,
   the agent loop when its run ends, as ARE's agent counts finished runs);
 * `finish()` runs the judge (`SessionConfig.judge`: ARE's scripted judge by default, or the `llm` /
-  `strict` modes of `orchestra.judges`) and returns a `RolloutResult` that names the judge.
+  `strict` modes of `orchestra.judges`) and returns a `Judgement` (verdict, reward, timeline, event log) that names the judge.
 
 Between those calls simulated time does not move, whatever the wall clock does.
 """
@@ -23,11 +23,10 @@ from __future__ import annotations
 import contextlib
 import hashlib
 from collections.abc import Iterator
-from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
 from orchestra.are import ids, loading, tools
 from orchestra.are import judges as are_judges
@@ -36,36 +35,19 @@ from orchestra.are.event_log import canonical_events, event_log_sha256
 from orchestra.are.judge_pool import JudgePool
 from orchestra.are.loading import PreparedScenario
 from orchestra.are.reward import dense_credit
-from orchestra.clock import ClockConfig
+from orchestra.config import RewardMode, SessionConfig
 from orchestra.errors import SessionError
-from orchestra.judges import JudgeConfig, JudgeUsage
+from orchestra.judges import JudgeUsage
 from orchestra.scenario_files import ScenarioFile
-from orchestra.types import AgentLedger, Delegation, Notification, ToolOutcome, ToolSpec
+from orchestra.tool_schemas import validate_arguments
+from orchestra.types import Notification, ToolOutcome, ToolSpec
 
-if TYPE_CHECKING:  # pragma: no cover - the team config imports this module
-    from orchestra.teams.config import TeamConfig
+__all__ = ["MAIN_AGENT", "SEND_TO_USER_TOOL", "WAIT_TOOL", "Judgement", "PartialLog", "Session", "SessionConfig", "TurnVerdict"]
 
 WAIT_TOOL = "SystemApp__wait_for_notification"
 #: The agent ARE's notification system talks to (the one that answers the user).
 MAIN_AGENT = "main"
 SEND_TO_USER_TOOL = "AgentUserInterface__send_message_to_user"
-RewardMode = Literal["binary", "dense"]
-
-
-class SessionConfig(BaseModel):
-    """How a rollout is run. Everything that changes a reward is in here, so it can be recorded."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    clock: ClockConfig = Field(default_factory=ClockConfig)
-    notification_verbosity: Literal["low", "medium", "high"] = "medium"
-    reward_mode: RewardMode = "binary"
-    duration: float | None = Field(
-        None, gt=0, description="Scenario duration in simulated seconds; default: ARE's cap (420 s Time, else 1800 s)."
-    )
-    judge: JudgeConfig = Field(default_factory=JudgeConfig, description="scripted (default) | llm | strict; see orchestra.judges")
-
-
 class TurnVerdict(BaseModel):
     turn: int
     success: bool
@@ -73,8 +55,9 @@ class TurnVerdict(BaseModel):
     sim_seconds: float
 
 
-class RolloutResult(BaseModel):
-    """Everything a rollout produced: verdict, reward, timeline and the full event log."""
+class Judgement(BaseModel):
+    """What the world says about a rollout: the judge's verdict, the reward, the timeline and the
+    full event log. Who acted and what they spent is the rollout's business (`orchestra.record`)."""
 
     scenario_id: str
     source: str
@@ -87,28 +70,24 @@ class RolloutResult(BaseModel):
     turns_completed: int
     sim_seconds: float
     stop_reason: str
-    n_tool_calls: int
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    reasoning_tokens: int = 0
-    steps: int = 0
-    cost_usd: float = 0.0
     event_log_sha256: str
     event_log: list[dict[str, Any]]
     error: str | None = None
-    #: Which judge produced the verdict: "scripted", "strict" or "llm:<model>".
+    #: Which judge produced the verdict: "scripted", "strict", "llm:<model>" or a plugin judge's label.
     judge: str = "scripted"
     #: The LLM judge's calls in this rollout (never the agent's tokens, never on the clock).
     judge_usage: JudgeUsage | None = None
     #: The strict judge's fact checks of free-text arguments (oracle event, argument, facts, verdict).
     judge_checks: list[dict[str, Any]] = Field(default_factory=list)
-    #: One ledger per agent that ran in this rollout (main first, then sub-agents in start order).
-    agents: list[AgentLedger] = Field(default_factory=list)
-    #: Every task an agent handed to a sub-agent (an app-agent's expert call included), in the order they finished.
-    delegations: list[Delegation] = Field(default_factory=list)
-    #: The apps served by app-agents in this rollout (Agent2Agent), in the order ARE appends them;
-    #: empty for one agent — or for a team none of whose named apps this scenario has.
-    app_agents: list[str] = Field(default_factory=list)
+
+
+class PartialLog(BaseModel):
+    """What an unfinished session had done when its rollout failed: the event log so far, unjudged."""
+
+    sim_seconds: float
+    turns_completed: int
+    event_log_sha256: str
+    event_log: list[dict[str, Any]]
 
 
 class Session:
@@ -120,25 +99,14 @@ class Session:
         self.scenario = prepared.scenario
         self.env = DrivenEnvironment(self.scenario, verbosity=config.notification_verbosity)
         self._tools = tools.agent_tools(self.scenario)
-        self.n_tool_calls = 0
-        self.prompt_tokens = 0
-        self.completion_tokens = 0
+        #: Turns the policy finished (the scenario's turn structure: `done` once all are answered).
         self.turns_completed = 0
-        self._result: RolloutResult | None = None
+        self._result: Judgement | None = None
         self._judge_usage_before = are_judges.usage_snapshot(prepared.judge)
-        #: Every agent that ran on this session, by name (their ledgers go into the result).
-        self.ledgers: dict[str, AgentLedger] = {}
-        #: Every delegation to a sub-agent, in the order they finished (`orchestra.agent.spawn` records them).
-        self.delegations: list[Delegation] = []
-        #: The apps app-agents serve in this rollout (set by the Agent2Agent plugin; goes into the result).
-        self.app_agents: list[str] = []
         #: Per-agent mailboxes. ARE's notification system feeds the main agent (`MAIN_AGENT`);
         #: any other agent only sees what is posted to it (`post`).
         self._mailboxes: dict[str, list[Notification]] = {}
         self._judge_release: Any = None
-        #: The team this rollout runs (`orchestra.teams.TeamConfig`), None for one agent or the
-        #: oracle; the built-in Agent2Agent plugin reads it to shape tools and delegate.
-        self.team: TeamConfig | None = None
         self.env.start()
 
     # ------------------------------------------------------------------ construction
@@ -156,7 +124,12 @@ class Session:
         (a trainer's environment keeps it open across calls)."""
         config = config or SessionConfig()
         file = scenario if isinstance(scenario, ScenarioFile) else ScenarioFile(scenario)
-        pool = judge_pool or are_judges.judge_pool_for(config.judge)
+        if judge_pool is None:
+            try:
+                judge_pool = are_judges.judge_pool_for(config.judge)
+            except ValueError as exc:  # a plugin's judge: only its host knows how to build it
+                raise SessionError(f"{exc} (open the session with judge_pool=Host.judge_pool(config.judge), or run it through a Rollout)") from None
+        pool = judge_pool
         if are_judges.pool_mode(pool) != config.judge.mode:
             raise SessionError(f"the judge pool holds {are_judges.pool_mode(pool)} judges but the session asks for {config.judge.mode!r}")
         acquired = pool.acquire()
@@ -257,16 +230,6 @@ class Session:
         """Put a message in `agent`'s mailbox (it reaches the agent before its next model call)."""
         self._mailboxes.setdefault(agent, []).append(Notification(kind=kind, text=text, timestamp=self.now))
 
-    def register_agent(self, ledger: AgentLedger) -> None:
-        """An agent starts on this session: its ledger goes into the result (names are unique)."""
-        if ledger.name in self.ledgers and self.ledgers[ledger.name] is not ledger:
-            raise SessionError(f"{self.scenario_id}: an agent named {ledger.name!r} already runs on this session")
-        self.ledgers[ledger.name] = ledger
-
-    def record_delegation(self, delegation: Delegation) -> None:
-        """A sub-agent finished a task it was handed; it goes into the result's `delegations`."""
-        self.delegations.append(delegation)
-
     def charge_model(self, prompt_tokens: int, completion_tokens: int) -> float:
         """Charge one model call to the clock; returns the simulated seconds it cost.
 
@@ -275,8 +238,6 @@ class Session:
         """
         self._check_open()
         dt = self.config.clock.model_seconds(prompt_tokens, completion_tokens)
-        self.prompt_tokens += prompt_tokens
-        self.completion_tokens += completion_tokens
         if self.env.running:
             self.env.resume_with_offset(dt)
         return dt
@@ -344,7 +305,6 @@ class Session:
         """
         self._check_open()
         arguments = {} if arguments is None else arguments
-        self.n_tool_calls += 1
         if not self.env.running:
             return ToolOutcome(name, arguments if isinstance(arguments, dict) else {}, ok=False, error="The environment has stopped.", sim_time=self.now)
         if not isinstance(arguments, dict):
@@ -368,8 +328,9 @@ class Session:
             with self.env.scope():
                 output = tool(**(arguments if call_arguments is None else call_arguments))
         except Exception as exc:  # app errors are observations, never crashes
-            problem = _check_arguments(spec, arguments)
-            return ToolOutcome(name, arguments, ok=False, error=problem or f"{type(exc).__name__}: {exc}", sim_time=t, exception=exc)
+            problems = validate_arguments(spec, arguments)
+            problem = f"Invalid arguments for {name}: {'; '.join(problems)}." if problems else f"{type(exc).__name__}: {exc}"
+            return ToolOutcome(name, arguments, ok=False, error=problem, sim_time=t, exception=exc)
         return ToolOutcome(name, arguments, ok=True, output=output, sim_time=t)
 
     def _wait_for_notification(self, arguments: dict[str, Any]) -> ToolOutcome:
@@ -389,7 +350,15 @@ class Session:
         return outcome
 
     # ------------------------------------------------------------------ the end
-    def finish(self, error: str | None = None) -> RolloutResult:
+    def partial_log(self) -> PartialLog:
+        """The event log so far, unjudged (a rollout that failed keeps what already happened)."""
+        records = canonical_events(self.env.event_log(), self.env.start_time, self.env.event_snapshot)
+        return PartialLog(
+            sim_seconds=round(self.elapsed, 6), turns_completed=self.turns_completed,
+            event_log_sha256=event_log_sha256(records), event_log=records,
+        )
+
+    def finish(self, error: str | None = None) -> Judgement:
         """Judge the rollout (the configured judge) and return the result. Idempotent."""
         if self._result is not None:
             return self._result
@@ -412,7 +381,7 @@ class Session:
             reward = dense_credit(self.prepared, self.env.event_log())
         records = canonical_events(self.env.event_log(), self.env.start_time, self.env.event_snapshot)
         self.env.stop()
-        self._result = RolloutResult(
+        self._result = Judgement(
             scenario_id=self.scenario_id,
             source=self.prepared.source,
             success=success,
@@ -424,18 +393,12 @@ class Session:
             turns_completed=self.turns_completed,
             sim_seconds=round(self.elapsed, 6),
             stop_reason=self.stop_reason,
-            n_tool_calls=self.n_tool_calls,
-            prompt_tokens=self.prompt_tokens,
-            completion_tokens=self.completion_tokens,
             event_log_sha256=event_log_sha256(records),
             event_log=records,
             error=error,
             judge=verdict.label,
             judge_usage=verdict.usage,
             judge_checks=verdict.checks,
-            agents=[replace(ledger) for ledger in self.ledgers.values()],
-            delegations=[replace(d) for d in self.delegations],
-            app_agents=list(self.app_agents),
         )
         return self._result
 
@@ -444,19 +407,3 @@ def _clean_rationale(validation: Any) -> str:
     if validation.exception is not None:
         return f"judge exception: {type(validation.exception).__name__}: {validation.exception}"
     return str(validation.rationale or "rejected")
-
-
-def _check_arguments(spec: ToolSpec, arguments: dict[str, Any]) -> str | None:
-    """Name-level argument check, so a bad call gets a precise message instead of a TypeError."""
-    known = {a.name for a in spec.args}
-    unknown = sorted(set(arguments) - known)
-    missing = [a.name for a in spec.args if a.required and a.name not in arguments]
-    if not unknown and not missing:
-        return None
-    parts = []
-    if unknown:
-        parts.append(f"unknown argument(s) {unknown}")
-    if missing:
-        parts.append(f"missing required argument(s) {missing}")
-    signature = ", ".join(f"{a.name}: {a.type_text}" + ("" if a.required else " = optional") for a in spec.args)
-    return f"Invalid arguments for {spec.name}: {'; '.join(parts)}. Expected ({signature})."

@@ -2,14 +2,14 @@
 
 Dependency-free on purpose (standard library only): the hook specifications, scaffolds and
 plugins type their arguments with these classes without importing the loop, the session, ARE or
-litellm, so a plugin author reads the whole data contract here and nothing else.
+litellm; what plugins may read of an agent, a rollout and the host is in `orchestra.views`.
 """
 
 from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
 #: How a scaffold expects the model to answer; offline models (oracle, scripted) read it.
 ActionFormat = Literal["react", "tool_calls", "code"]
@@ -209,35 +209,3 @@ class Delegation:
     steps: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
-
-
-class AgentView(Protocol):
-    """What plugins may read of an agent (`orchestra.agent.AgentContext` implements it).
-
-    Declared here so the hook specifications type their `agent` argument without importing the
-    loop or the session; `session`, `host`, `model` and `scaffold` are the live objects.
-    """
-
-    name: str
-    role: str
-    parent: str | None
-    #: The ARE app an app-agent serves; None for the main agent and generic sub-agents.
-    app: str | None
-    #: Unique per agent run (offline models key their per-agent state by it).
-    rollout_id: str
-    task: str | None
-    max_steps: int
-    tools: dict[str, ToolSpec]
-    ledger: AgentLedger
-    records: list[StepRecord]
-    state: dict[str, Any]
-    session: Any
-    host: Any
-    model: Any
-    scaffold: Any
-
-    @property
-    def steps(self) -> int: ...
-
-    @property
-    def is_main(self) -> bool: ...

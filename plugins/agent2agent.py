@@ -1,8 +1,9 @@
 """Built-in plugin: Agent2Agent — apps served by app-agents, as ARE 1.2.0 does it (ARE-NOTES §6).
 
-Active only when the rollout runs a team with app-agents (`session.team.app_agents`). For each
-scenario, the replaced apps are `team.app_agent_apps(<scenario apps, in order>, scenario.seed)` —
-ARE's own draw for a proportion; a named app the scenario lacks is simply not replaced.
+Active only when the rollout runs a team with app-agents (`rollout.team.app_agents`). For each
+scenario, the replaced apps are `rollout.app_agents` — `team.app_agent_apps(<scenario apps, in
+order>, scenario.seed)`, ARE's own draw for a proportion; a named app the scenario lacks is simply
+not replaced.
 
 * **The main agent's tools** (`agent_tools`): every tool of a replaced app is removed and one
   `<App>__expert_agent(task: str)` tool per replaced app is added, taken from ARE's `AppAgent` at
@@ -37,32 +38,20 @@ Where orchestra departs from ARE, on purpose:
 from __future__ import annotations
 
 from collections.abc import Awaitable
-from typing import TYPE_CHECKING
 
 from orchestra.agent import spawn
 from orchestra.are import agent2agent as a2a
 from orchestra.hookspecs import hookimpl
 from orchestra.teams.config import expert_tool_name
-from orchestra.types import AgentView, ToolCall, ToolOutcome, ToolSpec
-
-if TYPE_CHECKING:  # pragma: no cover
-    from orchestra.session import Session
-
-
-def replaced_apps(session: Session) -> list[str]:
-    """The apps of this session's scenario that app-agents serve, in the order ARE appends them."""
-    team = session.team
-    if team is None or team.app_agents is None:
-        return []
-    return team.app_agent_apps(a2a.scenario_app_names(session.scenario), a2a.scenario_seed(session.scenario))
+from orchestra.types import ToolCall, ToolOutcome, ToolSpec
+from orchestra.views import AgentView
 
 
 @hookimpl
 def agent_tools(agent: AgentView, tools: dict[str, ToolSpec]) -> None:
     if not agent.is_main:
         return
-    apps = replaced_apps(agent.session)
-    agent.session.app_agents = list(apps)  # recorded in the result: which apps app-agents served here
+    apps = agent.rollout.app_agents
     if not apps:
         return
     replaced = set(apps)
@@ -81,16 +70,15 @@ def delegate(agent: AgentView, call: ToolCall) -> Awaitable[ToolOutcome] | None:
     spec = agent.tools.get(call.name)
     if spec is None or not a2a.is_expert_spec(spec):
         return None
-    session = agent.session
-    if spec.app_name not in replaced_apps(session):
+    if spec.app_name not in agent.rollout.app_agents:
         return None
     return _expert_call(agent, call, spec.app_name)
 
 
 async def _expert_call(agent: AgentView, call: ToolCall, app: str) -> ToolOutcome:
-    session: Session = agent.session
-    team = session.team
-    assert team is not None  # `delegate` only routes here for an app the session's team replaces
+    session = agent.session
+    team = agent.rollout.team
+    assert team is not None  # `delegate` only routes here for an app the rollout's team replaces
     arguments = call.arguments if isinstance(call.arguments, dict) else {}
     task = arguments.get("task")
     unexpected = sorted(set(arguments) - {"task"})

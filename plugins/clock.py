@@ -12,7 +12,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Generator
 
 from orchestra.hookspecs import hookimpl
-from orchestra.types import AgentView, ModelRequest, ModelResponse, ToolCall, ToolOutcome
+from orchestra.types import ModelRequest, ModelResponse, ToolCall, ToolOutcome
+from orchestra.views import AgentView
 
 
 @hookimpl

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Generator
 
 from orchestra.hookspecs import hookimpl
-from orchestra.types import AgentView
+from orchestra.views import AgentView
 
 
 @hookimpl(wrapper=True)

@@ -8,21 +8,26 @@ its `invoke_workflow` span around `rollout` and its `invoke_agent` span around `
 from __future__ import annotations
 
 from collections.abc import Awaitable
-from typing import Any
+from typing import TYPE_CHECKING
 
 from orchestra.hookspecs import hookimpl
-from orchestra.types import AgentView
+from orchestra.views import AgentView, RolloutView
+
+if TYPE_CHECKING:  # pragma: no cover
+    from orchestra.record import RolloutRecord
 
 
 @hookimpl(trylast=True)
 def agent_run(agent: AgentView) -> Awaitable[None]:
-    from orchestra.agent import drive
+    from orchestra.agent import AgentContext, drive
 
-    return drive(agent)  # type: ignore[arg-type]  # the host only ever passes AgentContext
+    assert isinstance(agent, AgentContext)  # the loop only ever passes its own agents
+    return drive(agent)
 
 
 @hookimpl(trylast=True)
-def rollout(spec: Any, scenario_file: Any, host: Any, judge_pool: Any) -> Awaitable[Any]:
-    from orchestra.rollout import run_spec
+def rollout(rollout: RolloutView) -> Awaitable[RolloutRecord]:
+    from orchestra.rollout import Rollout
 
-    return run_spec(spec, host=host, judge_pool=judge_pool, scenario_file=scenario_file)
+    assert isinstance(rollout, Rollout)  # `execute` only ever passes its own rollouts
+    return rollout.run()

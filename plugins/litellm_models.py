@@ -1,4 +1,8 @@
-"""Built-in plugin: the agent's model is called through litellm (`orchestra.models.complete`)."""
+"""Built-in plugin: the agent's model is called through litellm (`orchestra.models.complete`).
+
+The host's model providers (`register_models`) go with the call: litellm learns of them at the
+first model call, not when the host is built.
+"""
 
 from __future__ import annotations
 
@@ -6,9 +10,10 @@ from collections.abc import Awaitable
 
 from orchestra.hookspecs import hookimpl
 from orchestra.models import complete
-from orchestra.types import AgentView, ModelRequest, ModelResponse
+from orchestra.types import ModelRequest, ModelResponse
+from orchestra.views import AgentView
 
 
 @hookimpl(trylast=True)
 def model_call(agent: AgentView, request: ModelRequest) -> Awaitable[ModelResponse]:
-    return complete(agent.model, request, metadata={"orchestra_rollout": agent.rollout_id})
+    return complete(agent.model, request, metadata={"orchestra_rollout": agent.rollout_id}, providers=agent.host.models)

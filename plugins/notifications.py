@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from orchestra.hookspecs import hookimpl
-from orchestra.types import AgentView
+from orchestra.views import AgentView
 
 USER_UPDATES = "User messages updates:\n***\n{content}\n***\n"
 ENV_UPDATES = "Environment notifications updates:\n***\n{content}\n***\n"

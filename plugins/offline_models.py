@@ -23,19 +23,21 @@ Registered with litellm like any provider, so scaffolds cannot tell them from a 
   that call fail with the named litellm exception (to exercise retries). Running past the end is a
   clear error.
 
-Both need per-rollout state (where in the plan or script a rollout is). litellm's provider map is
-process-wide, so the state lives in the agent context; a `model_call` wrapper indexes live agents
-by rollout id (weakly), and the rollout id travels in the request's litellm `metadata`.
+Both need per-agent state (where in the plan or script an agent is), kept in the agent context
+(`agent.state`). litellm's provider map is process-wide, so the handler finds the calling agent
+through a context variable that a `model_call` wrapper sets around the call: it belongs to the
+calling task, so concurrent rollouts (and an app-agent's call nested in its main agent's turn) each
+see their own agent, and nothing outlives the call.
 """
 
 from __future__ import annotations
 
+import contextvars
 import dataclasses
 import enum
 import json
 import math
 import re
-import weakref
 from collections.abc import Awaitable, Callable, Generator
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,23 +46,35 @@ from typing import Any
 from orchestra.hookspecs import hookimpl
 from orchestra.models import ModelSetupError
 from orchestra.session import WAIT_TOOL
-from orchestra.types import AgentView, ModelRequest, ModelResponse
+from orchestra.types import ModelRequest, ModelResponse
+from orchestra.views import AgentView
 
 PROVIDER = "orchestra"
 #: The oracle variant that, for the `code` scaffold, writes all of a turn's due calls in one block (a loop).
 ORACLE_BATCH = "oracle:batch"
-_AGENTS: weakref.WeakValueDictionary[str, Any] = weakref.WeakValueDictionary()
+#: The agent whose model call is running in this task (set around the call by `model_call`).
+_CALLER: contextvars.ContextVar[AgentView | None] = contextvars.ContextVar("orchestra_offline_caller", default=None)
 
 
 @hookimpl(wrapper=True, tryfirst=True)
 def model_call(agent: AgentView, request: ModelRequest) -> Generator[None, Awaitable[ModelResponse], Awaitable[ModelResponse]]:
-    _AGENTS[agent.rollout_id] = agent
-    return (yield)
+    inner = yield
+    if not agent.model.model.startswith(f"{PROVIDER}/"):
+        return inner
+
+    async def as_caller() -> ModelResponse:
+        token = _CALLER.set(agent)
+        try:
+            return await inner
+        finally:
+            _CALLER.reset(token)
+
+    return as_caller()
 
 
 @hookimpl
 def register_models(register: Callable[[str, Any], None]) -> None:
-    register(PROVIDER, _handler())
+    register(PROVIDER, _handler)  # the factory: litellm is imported at the first model call, not here
 
 
 _HANDLER: Any = None
@@ -70,7 +84,7 @@ def _handler() -> Any:
     """One litellm `CustomLLM` for the process (litellm's provider map is global; the handler is stateless)."""
     global _HANDLER
     if _HANDLER is None:
-        from orchestra.models import import_litellm
+        from orchestra.litellm_setup import import_litellm
 
         litellm = import_litellm()
 
@@ -83,10 +97,9 @@ def _handler() -> Any:
 
             def _answer(self, kw: dict[str, Any]) -> Any:
                 model = kw["model"]
-                metadata = (kw.get("litellm_params") or {}).get("metadata") or {}
-                agent = _AGENTS.get(metadata.get("orchestra_rollout", ""))
+                agent = _CALLER.get()
                 if agent is None:
-                    raise ModelSetupError(f"{PROVIDER}/{model} only answers inside an orchestra rollout (no rollout id in metadata)")
+                    raise ModelSetupError(f"{PROVIDER}/{model} only answers inside an orchestra rollout (through the model_call hook)")
                 if model in ("oracle", ORACLE_BATCH):
                     reply = oracle_reply(agent, kw["messages"], kw.get("optional_params") or {}, batch=model == ORACLE_BATCH)
                 elif model.startswith("scripted:"):
@@ -186,14 +199,14 @@ def oracle_reply(agent: Any, messages: list[dict[str, Any]], params: dict[str, A
         params = {**params, "parallel_tool_calls": True}
     if agent.role != "main":
         return _app_agent_reply(agent, messages, params)
-    from orchestra.oracle import _env_events, _resolve
+    from orchestra.oracle import env_events, resolve_args
 
     cursor = agent.state.get("oracle")
     if cursor is None:
         cursor = agent.state["oracle"] = _OracleCursor(agent)
     cursor.absorb(agent)
     session = agent.session
-    seen = _env_events(session)
+    seen = env_events(session)
     happened = {**{k: t for k, (t, _) in seen.items()}, **cursor.done_at}
     values = {**{k: v for k, (_, v) in seen.items()}, **cursor.outputs}
     ready = [a for a in cursor.pending if all(p in happened for p in a.parents)]
@@ -229,7 +242,7 @@ def oracle_reply(agent: Any, messages: list[dict[str, Any]], params: dict[str, A
             for action in actions:
                 cursor.pending.remove(action)
             cursor.emitted.append(_Emitted([a.event_id for a in actions], delegated=expert is not None))
-            resolved = [{"tool": a.tool, "arguments": _resolve(a, values)} for a in actions]
+            resolved = [{"tool": a.tool, "arguments": resolve_args(a, values)} for a in actions]
             if expert is None:
                 calls.append({"name": resolved[0]["tool"], "arguments": resolved[0]["arguments"]})
             else:
@@ -390,7 +403,7 @@ class _TaskCursor:
 
     def absorb(self, agent: Any) -> None:
         if self.emitted and len(agent.records) > self.seen_records:
-            from orchestra.agent import FINAL_ANSWER_TOOL
+            from orchestra.config import FINAL_ANSWER_TOOL
 
             outcomes = [o for o in agent.records[-1].outcomes if o.name != FINAL_ANSWER_TOOL][: self.emitted]
             for o in outcomes:
@@ -408,7 +421,7 @@ class _TaskCursor:
 def _app_agent_reply(agent: Any, messages: list[dict[str, Any]], params: dict[str, Any]) -> dict[str, Any]:
     """A sub-agent's oracle: the calls listed in its task text — one per step, or all at once
     for a scaffold with parallel calls — then `final_answer` with each call's result."""
-    from orchestra.agent import FINAL_ANSWER_TOOL
+    from orchestra.config import FINAL_ANSWER_TOOL
 
     cursor = agent.state.get("oracle")
     if cursor is None:
@@ -472,7 +485,7 @@ def _check_entry(path: str, i: int, entry: dict[str, Any]) -> None:
     if calls is not None and (not isinstance(calls, list) or not all(isinstance(c, dict) and isinstance(c.get("name"), str) for c in calls)):
         raise ModelSetupError(f"{where}: 'tool_calls' is a list of {{\"name\": ..., \"arguments\": ...}} objects")
     if "raise" in entry:
-        from orchestra.models import import_litellm
+        from orchestra.litellm_setup import import_litellm
 
         exc_cls = getattr(import_litellm(), str(entry["raise"]), None)
         if not (isinstance(exc_cls, type) and issubclass(exc_cls, Exception)):
@@ -487,7 +500,7 @@ def scripted_reply(agent: Any, path: str, messages: list[dict[str, Any]]) -> dic
     state["pos"] = pos + 1
     entry = entries[pos]
     if "raise" in entry:
-        from orchestra.models import import_litellm
+        from orchestra.litellm_setup import import_litellm
 
         litellm = import_litellm()
         exc_cls = getattr(litellm, str(entry["raise"]))

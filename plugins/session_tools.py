@@ -12,7 +12,8 @@ import inspect
 from collections.abc import Awaitable
 
 from orchestra.hookspecs import hookimpl
-from orchestra.types import AgentView, ToolCall, ToolOutcome
+from orchestra.types import ToolCall, ToolOutcome
+from orchestra.views import AgentView
 
 
 @hookimpl(trylast=True)

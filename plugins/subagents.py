@@ -12,10 +12,11 @@ from __future__ import annotations
 from collections.abc import Awaitable
 from typing import Any
 
-from orchestra.agent import FINAL_ANSWER_TOOL
+from orchestra.config import FINAL_ANSWER_TOOL
 from orchestra.hookspecs import hookimpl
 from orchestra.session import SEND_TO_USER_TOOL, WAIT_TOOL
-from orchestra.types import AgentView, ToolArg, ToolCall, ToolOutcome, ToolSpec
+from orchestra.types import ToolArg, ToolCall, ToolOutcome, ToolSpec
+from orchestra.views import AgentView
 
 FINAL_ANSWER_SPEC = ToolSpec(
     name=FINAL_ANSWER_TOOL,

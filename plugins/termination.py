@@ -14,10 +14,11 @@ the agent loop's (`orchestra.agent`): checked before each iteration.
 
 from __future__ import annotations
 
-from orchestra.agent import FINAL_ANSWER_TOOL
+from orchestra.config import FINAL_ANSWER_TOOL
 from orchestra.hookspecs import hookimpl
 from orchestra.session import SEND_TO_USER_TOOL, WAIT_TOOL
-from orchestra.types import AgentView, StepDecision, StepRecord
+from orchestra.types import StepDecision, StepRecord
+from orchestra.views import AgentView
 
 
 @hookimpl(trylast=True)

@@ -94,16 +94,15 @@ from urllib.parse import urlsplit
 
 from orchestra.hookspecs import hookimpl
 from orchestra.tracing import Tracing, active
-from orchestra.types import AgentView, ModelRequest, ModelResponse, ToolCall, ToolOutcome
+from orchestra.types import ModelRequest, ModelResponse, ToolCall, ToolOutcome
+from orchestra.views import AgentView, RolloutView
 
 if TYPE_CHECKING:  # pragma: no cover
     from opentelemetry.trace import Span
 
-    from orchestra.are.judge_pool import JudgePool
-    from orchestra.host import Host
     from orchestra.models import ModelConfig
-    from orchestra.rollout import RolloutRecord, RolloutSpec
-    from orchestra.scenario_files import ScenarioFile
+    from orchestra.record import RolloutRecord
+    from orchestra.spec import RolloutSpec
 
 STATE_KEY = "tracing"
 #: litellm provider → the conventions' `gen_ai.provider.name` well-known value.
@@ -155,14 +154,12 @@ _ROLLOUT: contextvars.ContextVar[_Rollout | None] = contextvars.ContextVar("orch
 
 
 @hookimpl(wrapper=True)
-def rollout(
-    spec: RolloutSpec, scenario_file: ScenarioFile | None, host: Host, judge_pool: JudgePool | None
-) -> Generator[None, Awaitable[RolloutRecord], Awaitable[RolloutRecord]]:
+def rollout(rollout: RolloutView) -> Generator[None, Awaitable[RolloutRecord], Awaitable[RolloutRecord]]:
     inner = yield
     tracing = active()
     if tracing is None:
         return inner
-    return _traced_rollout(tracing, spec, inner)
+    return _traced_rollout(tracing, rollout.spec, inner)
 
 
 @hookimpl(wrapper=True)
@@ -507,7 +504,7 @@ def _model_names(tracing: Tracing, config: ModelConfig) -> tuple[str, str]:
     model_string: str = config.model
     provider, model = "", model_string
     try:
-        from orchestra.models import import_litellm
+        from orchestra.litellm_setup import import_litellm
 
         model, provider, _, _ = import_litellm().get_llm_provider(model=model_string, api_base=config.endpoint)
     except Exception:  # an unknown provider: the prefix before the first "/", as litellm would route it

@@ -41,8 +41,8 @@ from orchestra.tool_schemas import parameters_schema
 from orchestra.types import ModelRequest, ModelResponse, ToolCall, Usage
 
 if TYPE_CHECKING:  # pragma: no cover
-    from orchestra.agent import AgentContext
     from orchestra.session import ToolOutcome
+    from orchestra.views import AgentView
 
 STOP_SEQUENCES = list(agent_format.ARE_STOP_SEQUENCES)
 
@@ -59,7 +59,7 @@ class ReactScaffold(Scaffold):
         self.output_step = 0  # ARE's `id_output_step`: observations and errors so far
 
     # ---- the prompt ----
-    def start(self, agent: AgentContext) -> None:
+    def start(self, agent: AgentView) -> None:
         session = agent.session
         extra = {name: spec for name, spec in self.tools.items() if name not in session.app_tools}
         app_tools = {name: tool for name, tool in session.app_tools.items() if name in self.tools}
@@ -68,17 +68,17 @@ class ReactScaffold(Scaffold):
         self.output_step = 0
         self.messages = [{"role": "system", "content": self.templates["system_prompt"].format(content=self.system_prompt(agent))}]
 
-    def system_prompt(self, agent: AgentContext) -> str:
+    def system_prompt(self, agent: AgentView) -> str:
         if not agent.is_main:  # a sub-agent (an Agent2Agent app-agent): ARE's app-agent prompt
             return agent_format.are_app_agent_react_system_prompt(self.are_tools)
         s = agent.session
         return agent_format.are_react_system_prompt(s.env, s.scenario, self.are_tools)
 
-    def new_task(self, agent: AgentContext, task: str) -> None:
+    def new_task(self, agent: AgentView, task: str) -> None:
         if task:
             self.messages.append({"role": "user", "content": self.templates["task"].format(content=task)})
 
-    def request(self, agent: AgentContext) -> ModelRequest:
+    def request(self, agent: AgentView) -> ModelRequest:
         req = super().request(agent)
         if self.options.server_stop:
             req.stop = list(STOP_SEQUENCES)
@@ -119,13 +119,13 @@ class ReactScaffold(Scaffold):
             return agent_format.are_error_text(agent_format.are_invalid_format_error(text))
         return None
 
-    def record_retry(self, agent: AgentContext, response: ModelResponse, problem: str) -> None:
+    def record_retry(self, agent: AgentView, response: ModelResponse, problem: str) -> None:
         self._error(problem)
 
     def exhausted_error(self, response: ModelResponse, attempts: int) -> str:
         return agent_format.are_error_text(agent_format.are_retries_exhausted_error(attempts, self.output_text(response)))
 
-    def record_model_error(self, agent: AgentContext, text: str) -> None:
+    def record_model_error(self, agent: AgentView, text: str) -> None:
         self._error(text)
 
     # ---- parsing, with ARE's JsonActionExecutor ----
@@ -174,7 +174,7 @@ class ReactScaffold(Scaffold):
         content = str(outcome.output)
         return self.cap(content.strip()) if content else "No observation"
 
-    def record(self, agent: AgentContext, response: ModelResponse, calls: list[ToolCall], outcomes: list[ToolOutcome], format_error: str | None) -> None:
+    def record(self, agent: AgentView, response: ModelResponse, calls: list[ToolCall], outcomes: list[ToolOutcome], format_error: str | None) -> None:
         self.messages.append({"role": "assistant", "content": self.templates["llm_output"].format(content=self.output_text(response))})
         if format_error:
             self._error(format_error)
@@ -184,7 +184,7 @@ class ReactScaffold(Scaffold):
             else:
                 self._error(call.error if call.error is not None else self._tool_error(outcome))
 
-    def record_auto_call(self, agent: AgentContext, call: ToolCall, outcome: ToolOutcome) -> None:
+    def record_auto_call(self, agent: AgentView, call: ToolCall, outcome: ToolOutcome) -> None:
         if outcome.ok:
             self._observation(outcome.observation or self.render_output(outcome))
         else:

@@ -17,15 +17,15 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from orchestra.agent import FINAL_ANSWER_TOOL
 from orchestra.are import agent_format
+from orchestra.config import FINAL_ANSWER_TOOL
 from orchestra.scaffold import Scaffold, render_tool_list
 from orchestra.tool_schemas import action_union_schema, openai_tool
 from orchestra.types import ModelRequest, ModelResponse, ToolCall
 
 if TYPE_CHECKING:  # pragma: no cover
-    from orchestra.agent import AgentContext
     from orchestra.session import ToolOutcome
+    from orchestra.views import AgentView
 
 ANSWER_TOOL = "AgentUserInterface__send_message_to_user"
 INSTRUCTIONS = """You are an expert assistant who solves tasks by calling tools (functions).
@@ -51,7 +51,7 @@ class ToolCallingScaffold(Scaffold):
     action_format = "tool_calls"
     parallel: ClassVar[bool] = False
 
-    def system_prompt(self, agent: AgentContext) -> str:
+    def system_prompt(self, agent: AgentView) -> str:
         how = "one or more tools (they run in order)" if self.parallel else "exactly one tool"
         tool_list = render_tool_list(self.tools)
         if not agent.is_main:  # ARE's app-agent frame: its hints, no notifications, date or scenario prompt
@@ -67,7 +67,7 @@ class ToolCallingScaffold(Scaffold):
         """How this agent ends its work: the user's tool, or `final_answer` for a sub-agent."""
         return FINAL_ANSWER_TOOL if FINAL_ANSWER_TOOL in self.tools and ANSWER_TOOL not in self.tools else ANSWER_TOOL
 
-    def request(self, agent: AgentContext) -> ModelRequest:
+    def request(self, agent: AgentView) -> ModelRequest:
         req = super().request(agent)
         if self.options.constrained:
             union = action_union_schema(list(self.tools.values()), allow_text_reply=False)
@@ -105,7 +105,7 @@ class ToolCallingScaffold(Scaffold):
         calls, error = self.parse(response)
         return error if not calls else None
 
-    def record(self, agent: AgentContext, response: ModelResponse, calls: list[ToolCall], outcomes: list[ToolOutcome], format_error: str | None) -> None:
+    def record(self, agent: AgentView, response: ModelResponse, calls: list[ToolCall], outcomes: list[ToolOutcome], format_error: str | None) -> None:
         if format_error:
             if response.text:
                 self.messages.append({"role": "assistant", "content": response.text})

@@ -30,7 +30,7 @@ import json
 import os
 import sys
 import tempfile
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -53,8 +53,6 @@ from are.simulation.apps.messaging_v2 import (  # noqa: E402
 )
 from are.simulation.apps.system import SystemApp  # noqa: E402
 from are.simulation.data_handler.exporter import JsonScenarioExporter  # noqa: E402
-
-from orchestra_dev.corpus.export import apply_exporter_fixups  # noqa: E402
 from are.simulation.environment import Environment, EnvironmentConfig  # noqa: E402
 from are.simulation.scenarios.scenario import Scenario  # noqa: E402
 from are.simulation.types import (  # noqa: E402
@@ -62,6 +60,8 @@ from are.simulation.types import (  # noqa: E402
     EventRegisterer,
     EventType,
 )
+
+from orchestra_dev.corpus.export import apply_exporter_fixups  # noqa: E402
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OUT = REPO_ROOT / "scenarios"
@@ -74,7 +74,7 @@ SEED = 20241015
 
 def ts(text: str) -> float:
     """'YYYY-MM-DD HH:MM:SS' (UTC) -> epoch seconds."""
-    return datetime.strptime(text, "%Y-%m-%d %H:%M:%S").replace(tzinfo=timezone.utc).timestamp()
+    return datetime.strptime(text, "%Y-%m-%d %H:%M:%S").replace(tzinfo=UTC).timestamp()
 
 
 def hid(label: str) -> str:

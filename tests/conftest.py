@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import socket
+
 import pytest
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")

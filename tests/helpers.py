@@ -8,7 +8,12 @@ from typing import Any
 
 import anyio
 
+from orchestra.config import SessionConfig
 from orchestra.host import Host
+from orchestra.models import ModelConfig
+from orchestra.record import RolloutResult
+from orchestra.rollout import AgentConfig, Rollout, RolloutSpec, execute
+from orchestra.scenario_files import read_scenario_file
 
 REPO = Path(__file__).resolve().parents[1]
 SCENARIOS = REPO / "scenarios"
@@ -20,10 +25,22 @@ def scenario(name: str) -> Path:
     matches = [p for p in STARTER if p.stem == name]
     assert matches, f"bundled scenario {name} not found under {SCENARIOS}"
     return matches[0]
-from orchestra.models import ModelConfig
-from orchestra.rollout import AgentConfig, RolloutSpec, execute
-from orchestra.scenario_files import read_scenario_file
-from orchestra.session import RolloutResult, SessionConfig
+
+
+def open_rollout(
+    scenario: Path | str,
+    *,
+    model: str = "orchestra/oracle",
+    scaffold: str = "tool_calling",
+    host: Host | None = None,
+    judge_pool: Any = None,
+    max_steps: int = 80,
+    session_config: SessionConfig | None = None,
+) -> Rollout:
+    """A started one-agent rollout (`Rollout.open`): use it as a context manager."""
+    agent = AgentConfig(scaffold=scaffold, model=ModelConfig(model=model), max_steps=max_steps)
+    spec = RolloutSpec(scenario=str(scenario), agent=agent, session=session_config or SessionConfig())
+    return Rollout.open(spec, host=host or Host.create(entry_points=False), judge_pool=judge_pool)
 
 
 def write_script(tmp_path: Path, entries: list[dict[str, Any]], name: str = "script.json") -> str:

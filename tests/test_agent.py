@@ -1,4 +1,4 @@
-"""Agents as first-class citizens of a session: sub-agents, per-agent tools and ledgers, the stepper.
+"""Agents as first-class citizens of a rollout: sub-agents, per-agent tools and ledgers, the stepper.
 
 Scripted models only (no network). The multi-turn scenario is `test_env_turn_email`: turn 1 is the
 user's task, turn 2 starts with an ENV event (Elena's email) and no user message.
@@ -14,13 +14,12 @@ import anyio
 import pytest
 
 from contacts_expert import EXPERT, EXPERT_SPEC, USAGE, ContactsExpert
-from helpers import write_script
-from orchestra.agent import AgentStepper, make_agent, run_agent, spawn
+from helpers import open_rollout, write_script
+from orchestra.agent import AgentStepper, run_agent, spawn
 from orchestra.hookspecs import hookimpl
 from orchestra.host import Host
 from orchestra.models import ModelConfig
-from orchestra.rollout import AgentConfig, RolloutRecord, RolloutSpec, execute
-from orchestra.session import Session, SessionConfig
+from orchestra.rollout import AgentConfig, Rollout, RolloutRecord, RolloutSpec, execute
 from orchestra.types import ToolSpec
 
 
@@ -71,16 +70,19 @@ def test_a_sub_agent_shares_the_clock_keeps_its_own_mailbox_and_ledger(env_turn_
     path = next(p for p in env_turn_scenarios if p.stem == "test_env_turn_email")
     team = ContactsTeam(f"orchestra/scripted:{_sub_script(tmp_path)}")
     host = Host.create([team], entry_points=False)
-    with Session.open(path, judge_pool=judge_pool) as s:
-        main = make_agent(s, host, model=ModelConfig(model=f"orchestra/scripted:{_main_script(tmp_path)}"), scaffold="react")
+    with open_rollout(path, model=f"orchestra/scripted:{_main_script(tmp_path)}", scaffold="react", host=host, judge_pool=judge_pool) as rollout:
+        main = rollout.main
+        assert main is not None
         anyio.run(run_agent, main)
-        result = s.finish()
+        result = rollout.finish().result
+        assert result is not None
+        session_tools = rollout.session.tools
 
     # The main agent's tools were shaped: no Contacts__* tool, the expert instead.
     assert EXPERT in team.tools_seen["main"] and not any(n.startswith("Contacts__get") for n in team.tools_seen["main"])
     assert "Contacts__expert_agent" in main.scaffold.messages[0]["content"] and "Contacts__get_contacts" not in main.scaffold.messages[0]["content"]
     # The sub-agent has its own tools: the contacts and a way to return, nothing user-facing.
-    assert team.tools_seen["contacts_expert"] == sorted(["final_answer", *(n for n in s.tools if n.startswith("Contacts__"))])
+    assert team.tools_seen["contacts_expert"] == sorted(["final_answer", *(n for n in session_tools if n.startswith("Contacts__"))])
     assert team.runs == ["start main", "start contacts_expert", "end contacts_expert", "end main"]
 
     # Its answer came back as the tool outcome.
@@ -128,11 +130,12 @@ def test_a_failing_sub_agent_model_is_a_failed_outcome_and_the_rollout_is_judged
 def test_spawn_without_a_final_answer_is_a_failed_outcome(tmp_path, judge_pool, scenario_path):
     script = write_script(tmp_path, [{"tool_calls": [{"name": "Contacts__get_contacts", "arguments": {}}]}] * 3, name="loop.json")
     host = Host.create(entry_points=False)
-    with Session.open(scenario_path("starter_search_lookup"), judge_pool=judge_pool) as s:
-        main = make_agent(s, host, model=ModelConfig(model="orchestra/oracle"), scaffold="tool_calling")
+    with open_rollout(scenario_path("starter_search_lookup"), host=host, judge_pool=judge_pool) as rollout:
+        main = rollout.main
+        assert main is not None
         outcome = anyio.run(lambda: spawn(main, "look around", model=ModelConfig(model=f"orchestra/scripted:{script}"), max_steps=3))
         assert not outcome.ok and "spent its 3-step budget without calling final_answer" in (outcome.error or "")
-        assert s.ledgers["main.sub"].steps == 3 and s.notifications("main.sub") == []
+        assert rollout.agents["main.sub"].steps == 3 and rollout.session.notifications("main.sub") == []
 
 
 def test_spawn_whose_model_server_is_down_names_the_endpoint_and_the_error(tmp_path, judge_pool, scenario_path):
@@ -145,8 +148,9 @@ def test_spawn_whose_model_server_is_down_names_the_endpoint_and_the_error(tmp_p
     endpoint = f"http://127.0.0.1:{port}/v1"
     dead = ModelConfig(model="openai/local", endpoint=endpoint, max_retries=0, backoff_seconds=0.0, timeout_seconds=10.0)
     host = Host.create(entry_points=False)
-    with Session.open(scenario_path("starter_search_lookup"), judge_pool=judge_pool) as s:
-        main = make_agent(s, host, model=ModelConfig(model="orchestra/oracle"), scaffold="tool_calling")
+    with open_rollout(scenario_path("starter_search_lookup"), host=host, judge_pool=judge_pool) as rollout:
+        main = rollout.main
+        assert main is not None
         outcome = anyio.run(lambda: spawn(main, "look around", model=dead, max_steps=2))
     assert not outcome.ok and outcome.error is not None
     assert "spent its 2-step budget without calling final_answer" in outcome.error
@@ -174,35 +178,30 @@ class Recorder:
 def test_a_rollout_driven_step_by_step_from_outside_equals_run_agent(scaffold, judge_pool, scenario_path):
     path = scenario_path("starter_multiturn_followup")
     recorder = Recorder()
-    host = Host.create([recorder], entry_points=False)
-    with Session.open(path, judge_pool=judge_pool) as s:
-        agent = make_agent(s, host, model=ModelConfig(model="orchestra/oracle"), scaffold=scaffold)
-        anyio.run(run_agent, agent)
-        driven = s.finish()
-    assert driven.success and len(recorder.responses) >= 4
+    spec = RolloutSpec(scenario=str(path), agent=AgentConfig(scaffold=scaffold, model=ModelConfig(model="orchestra/oracle")))
+    driven = anyio.run(lambda: execute(spec, host=Host.create([recorder], entry_points=False), judge_pool=judge_pool))
+    assert driven.result is not None and driven.result.success and len(recorder.responses) >= 4
 
     # The same responses, handed in by a driver outside the loop (a trainer owning the model call).
-    session = Session.start(path, SessionConfig(), judge_pool=judge_pool)
-    try:
-        agent = make_agent(session, Host.create(entry_points=False), model=ModelConfig(model="unused/never-called"), scaffold=scaffold)
-        stepper = AgentStepper(agent)
-        given = iter(recorder.responses)
+    given = iter(recorder.responses)
 
-        async def outside() -> int:
-            n = 0
-            request = await stepper.next_request()
-            while request is not None:
-                await stepper.apply(next(given))
-                n += 1
-                request = await stepper.next_request()
-            return n
+    async def outside(rollout: Rollout) -> int:
+        n = 0
+        while (request := await rollout.next_request()) is not None:
+            assert request.messages
+            await rollout.apply(next(given))
+            n += 1
+        return n
 
-        assert anyio.run(outside) == len(recorder.responses)
-        stepped = session.finish()
-    finally:
-        session.close()
-    assert stepped.event_log_sha256 == driven.event_log_sha256
-    assert (stepped.success, stepped.sim_seconds, stepped.agents[0].model_calls) == (driven.success, driven.sim_seconds, driven.agents[0].model_calls)
+    with Rollout.open(spec.model_copy(update={"agent": spec.agent.model_copy(update={"model": ModelConfig(model="unused/never-called")})}),
+                      host=Host.create(entry_points=False), judge_pool=judge_pool) as rollout:
+        assert anyio.run(outside, rollout) == len(recorder.responses)
+        stepped = rollout.finish()
+    assert stepped.result is not None
+    assert stepped.result.event_log_sha256 == driven.result.event_log_sha256
+    assert stepped.result.model_dump(exclude={"agents"}) == driven.result.model_dump(exclude={"agents"})
+    assert [(a.name, a.model_calls, a.prompt_tokens, a.sim_seconds) for a in stepped.result.agents] == [
+        (a.name, a.model_calls, a.prompt_tokens, a.sim_seconds) for a in driven.result.agents]
 
 
 def test_replay_judge_check_and_run_produce_the_same_record_type(capsys, scenario_path):
@@ -228,7 +227,7 @@ def test_replay_judge_check_and_run_produce_the_same_record_type(capsys, scenari
 
 
 def test_a_plugin_exception_is_recorded_on_its_rollout_and_the_batch_goes_on(scenario_path):
-    from orchestra.rollout import execute_all, specs_for
+    from orchestra.runner import execute_all, specs_for
     from orchestra.scenario_files import resolve
 
     class Broken:
@@ -236,7 +235,7 @@ def test_a_plugin_exception_is_recorded_on_its_rollout_and_the_batch_goes_on(sce
             self.calls = 0
 
         @hookimpl(wrapper=True)
-        def rollout(self, spec: Any, host: Any, judge_pool: Any) -> Any:
+        def rollout(self, rollout: Any) -> Any:
             inner = yield
             self.calls += 1
             if self.calls == 1:
@@ -263,9 +262,9 @@ def test_apply_answers_exactly_one_request_and_none_after_the_agent_finished(jud
     from orchestra.errors import OrchestraError
     from orchestra.types import ModelResponse, ToolCall, Usage
 
-    session = Session.start(scenario_path("starter_search_lookup"), SessionConfig(), judge_pool=judge_pool)
-    try:
-        agent = make_agent(session, Host.create(entry_points=False), model=ModelConfig(model="unused/never-called"), scaffold="tool_calling")
+    with open_rollout(scenario_path("starter_search_lookup"), model="unused/never-called", judge_pool=judge_pool) as rollout:
+        agent = rollout.main
+        assert agent is not None
         stepper = AgentStepper(agent)
         say = ModelResponse(text="", tool_calls=[ToolCall("SystemApp__get_current_time", {}, id="c1")], usage=Usage(10, 5))
 
@@ -284,8 +283,6 @@ def test_apply_answers_exactly_one_request_and_none_after_the_agent_finished(jud
                 await stepper.apply(say)
 
         anyio.run(steps)
-    finally:
-        session.close()
 
 
 def test_a_delegate_that_returns_a_plain_outcome_is_a_clear_error(tmp_path, judge_pool, scenario_path):

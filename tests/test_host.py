@@ -15,7 +15,7 @@ from orchestra.host import Host, PluginError
 
 #: The built-in plugin set, in registration order (pinned: a stray installed plugin cannot change it).
 BUILTIN_ORDER = [
-    "agent2agent", "builtin_scaffolds", "clock", "code_agent", "drivers", "litellm_models", "notifications", "offline_models",
+    "agent2agent", "builtin_scaffolds", "clock", "code_agent", "drivers", "judges", "litellm_models", "notifications", "offline_models",
     "sandbox_bwrap", "sandbox_wasm", "session_tools", "subagents", "termination", "tracing",
 ]
 BUILTINS = set(BUILTIN_ORDER)

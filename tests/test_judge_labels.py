@@ -7,10 +7,10 @@ correct paraphrases (the issue's bar). The measured table is in docs/judges.md
 
 from __future__ import annotations
 
+import json
+
 import pytest
 import yaml
-
-import json
 
 from judge_labelled_set import HELDOUT_FILE, LABELS_FILE, agreement, judge_items, judge_script_for, labelled_set
 from orchestra.are.judges import build_judge

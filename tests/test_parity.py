@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from helpers import SCENARIOS, STARTER
-from orchestra.rollout import execute_sources_sync
 from orchestra.perturbations import KINDS
+from orchestra.runner import execute_sources_sync
 
 pytestmark = pytest.mark.slow
 

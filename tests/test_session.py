@@ -19,9 +19,7 @@ def test_clock_moves_only_by_the_formula(scenario_path, judge_pool):
         s.call_tool("Nope__nothing", {})  # a failed call is still a call
         assert s.elapsed == pytest.approx(14.0)
         result = s.finish()
-    assert result.sim_seconds == pytest.approx(14.0)
-    assert result.n_tool_calls == 2
-    assert (result.prompt_tokens, result.completion_tokens) == (4000, 80)
+    assert result.sim_seconds == pytest.approx(14.0)  # who spent what is the rollout's record (tests/test_rollout.py)
 
 
 def test_events_fire_at_their_exact_simulated_time(scenario_path, judge_pool):
@@ -53,8 +51,11 @@ def test_tool_errors_are_observations(scenario_path, judge_pool):
         unknown = s.call_tool("Emails__teleport", {})
         assert not unknown.ok and "Unknown tool 'Emails__teleport'" in unknown.error
         bad_args = s.call_tool("Emails__get_email_by_id", {"mail": "x"})
-        assert not bad_args.ok and "unknown argument(s) ['mail']" in bad_args.error
-        assert "missing required argument(s) ['email_id']" in bad_args.error
+        # the one argument validator (orchestra.tool_schemas.validate_arguments), only when the tool failed
+        assert not bad_args.ok and bad_args.error.startswith("Invalid arguments for Emails__get_email_by_id: missing required argument 'email_id' (expected ")
+        assert "unknown argument 'mail' (Emails__get_email_by_id takes: email_id, folder_name)" in bad_args.error
+        wrong_type = s.call_tool("Emails__list_emails", {"folder_name": 5})
+        assert not wrong_type.ok and "argument 'folder_name' must be" in wrong_type.error and "got integer 5" in wrong_type.error
         app_error = s.call_tool("Emails__get_email_by_id", {"email_id": "does-not-exist"})
         assert not app_error.ok and app_error.error
         not_a_dict = s.call_tool("Emails__list_emails", ["INBOX"])  # type: ignore[arg-type]
@@ -138,7 +139,7 @@ def test_agent_path_leaves_turns_to_the_policy(scenario_path, judge_pool):
         s.execute_tool(SEND_TO_USER_TOOL, {"content": "hi"})
         assert s.turns_completed == 0
         bad = s.call_tool(SEND_TO_USER_TOOL, {"message": "wrong argument"})
-        assert not bad.ok and "unknown argument(s) ['message']" in bad.error and bad.exception is not None
+        assert not bad.ok and "unknown argument 'message'" in bad.error and bad.exception is not None
         assert s.turns_completed == 1 and s.done
 
 

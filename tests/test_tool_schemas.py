@@ -19,7 +19,6 @@ import pytest
 from orchestra.are.imports import import_are
 from orchestra.are.loading import parse_scenario_json
 from orchestra.are.tools import agent_tools
-from orchestra.types import ToolArg, ToolSpec
 from orchestra.tool_schemas import (
     TEXT_REPLY_TOOL,
     action_union_schema,
@@ -29,6 +28,7 @@ from orchestra.tool_schemas import (
     specs_for_app,
     validate_arguments,
 )
+from orchestra.types import ToolArg, ToolSpec
 
 Validator = jsonschema.Draft202012Validator
 UNKNOWN_ARG = "definitely_not_an_argument"
@@ -382,9 +382,9 @@ class Opaque:
         (dict[str, Any], {"type": "object"}),
         (dict[str, int], {"type": "object", "additionalProperties": {"type": "integer"}}),
         (list[dict[str, float]], {"type": "array", "items": {"type": "object", "additionalProperties": {"type": "number"}}}),
-        (Optional[str], {"anyOf": [{"type": "string"}, {"type": "null"}]}),
+        (Optional[str], {"anyOf": [{"type": "string"}, {"type": "null"}]}),  # noqa: UP045  (the old spelling is what is tested)
         (str | None, {"anyOf": [{"type": "string"}, {"type": "null"}]}),
-        (Union[int, float], {"type": "number"}),
+        (Union[int, float], {"type": "number"}),  # noqa: UP007  (the old spelling is what is tested)
         (int | float | None, {"anyOf": [{"type": "number"}, {"type": "null"}]}),
         (str | Any, {}),
         (Literal["a", "b"], {"type": "string", "enum": ["a", "b"]}),

@@ -13,7 +13,13 @@ importing ARE lazily (importing `orchestra` never imports ARE):
 * `ids`: id determinism (app seeds from sha256, `uuid4` record ids inside a rollout's calls into ARE);
 * `tools`: ARE's app tools as `ToolSpec`s; `agent_format`: ARE's default agent's prompt, parser and texts
   (and its app-agent prompt); `agent2agent`: ARE's `AppAgent` expert tool, task text and logged event;
-* `default_agent`, `orchestra_agent`, `agent_parity`, `policy`: ARE's own agent, for parity checks.
+* `event_log`: ARE's event log in a canonical, hashable form; `reward`: rewards from ARE's scripted judge;
+* `native_verdict`: ARE's exporter and offline judging path on a recorded trace; `default_agent`:
+  ARE's own default agent on a simulated clock, with any litellm model (both used by the parity
+  harness, `orchestra.parity`, which lives above this package).
+
+This package is the door, below everything that uses it: no module here imports an orchestra module
+that itself imports `orchestra.are` (lazily or for type checking included).
 
 Nothing here patches ARE: what changes are attributes of objects orchestra owns (the environment's
 clock, each app's RNG seed), plus `uuid.uuid4` while a rollout's synchronous call into ARE runs.

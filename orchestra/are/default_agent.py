@@ -1,4 +1,4 @@
-"""ARE's real default agent on a Gaia2-format scenario, driven by a scripted policy.
+"""ARE's real default agent on a Gaia2-format scenario, on a simulated clock, with any litellm model.
 
 What runs is ARE's own code, end to end:
 
@@ -10,9 +10,10 @@ What runs is ARE's own code, end to end:
   MEDIUM `VerboseNotificationSystem`, the scenario's start time and time increment);
 * the agent: `ScenarioRunner._run_with_agent` — `AgentConfigBuilder().build("default")`,
   `AgentBuilder` (→ `are_simulation_react_json_agent` inside `ARESimulationAgent`),
-  `run_scenario`, then `scenario.validate(env)` — with ARE's `LiteLLMEngine` talking to the policy
-  through litellm (`orchestra.are.policy`), and `simulated_generation_time_mode="fixed"` (ARE's
-  own option: every model call moves the clock by `SimulatedGenerationTimeConfig.seconds`, 1.0).
+  `run_scenario`, then `scenario.validate(env)` — with ARE's `LiteLLMEngine` calling the litellm
+  model and provider the caller names (the parity harness, `orchestra.parity`, names its scripted
+  policy's provider), and `simulated_generation_time_mode="fixed"` (ARE's own option: every model
+  call moves the clock by `SimulatedGenerationTimeConfig.seconds`, 1.0).
 
 What differs from `are-benchmark run`, and why — only the clock and who ticks it:
 
@@ -33,7 +34,7 @@ What differs from `are-benchmark run`, and why — only the clock and who ticks 
     before the agent's next termination check, not up to a wall-clock second later.
   Events that the thread would process at its next whole-second tick are processed at their exact
   scheduled time. With this clock no timestamp depends on the wall clock: two runs give
-  byte-identical prompts (tests/are/test_default_agent_parity.py checks it).
+  byte-identical prompts (tests/parity/test_default_agent_parity.py checks it).
 * ARE seeds app RNGs with `hash()`, randomised per process; the apps are re-seeded with orchestra's
   sha256 seeds after preprocessing (`orchestra.are.ids.reseed_apps`, attributes of the apps we own), so
   app-generated ids match orchestra's and every process's.
@@ -52,13 +53,6 @@ from typing import Any
 
 from orchestra.are import ids, imports, judge_pool, loading
 from orchestra.are.event_log import canonical_events
-from orchestra.are.policy import (
-    PROVIDER,
-    ModelRequestRecord,
-    PolicyFactory,
-    close_channel,
-    open_channel,
-)
 from orchestra.errors import ScenarioError
 
 #: ARE's `SimulatedGenerationTimeConfig(mode="fixed")` default: simulated seconds per model call.
@@ -71,47 +65,20 @@ logger = logging.getLogger(__name__)
 
 
 @dataclass
-class AgentToolCall:
-    """One agent event of the environment's log (nested app calls included, as ARE logs them)."""
+class AreAgentRun:
+    """What ARE's agent run did, as ARE reports it (the requests the model received are the
+    caller's to record: they reach the model's litellm provider, not this module)."""
 
-    t: float
-    tool: str
-    args: dict[str, Any]
-    error: str | None = None
-
-
-@dataclass
-class AgentTrace:
-    """What one agent run did and saw: the comparable record of a parity run."""
-
-    side: str  # "ARE" or "orchestra"
     scenario_id: str
-    requests: list[ModelRequestRecord]
-    tool_calls: list[AgentToolCall]
     success: bool
     rationale: str | None
-    error: str | None = None
-    sim_seconds: float = 0.0
+    error: str | None
+    #: Simulated seconds from the scenario's start to the end of the run.
+    sim_seconds: float
+    #: The environment's event log (`orchestra.are.event_log.canonical_events`).
+    event_log: list[dict[str, Any]]
+    #: What the driver observed that a reader should know (ARE's clock moved backwards, ...).
     notes: list[str] = field(default_factory=list)
-    event_log: list[dict[str, Any]] = field(default_factory=list)
-
-
-def policy_notes(requests: list[ModelRequestRecord]) -> list[str]:
-    """Say where the policy itself failed (ran out of replies, raised): such runs compare nothing useful after it."""
-    failed = [(i, r.error) for i, r in enumerate(requests) if r.error]
-    if not failed:
-        return []
-    i, error = failed[0]
-    return [f"the policy failed on request {i + 1} ({len(failed)} failed request(s) in all): {error}"]
-
-
-def agent_tool_calls(records: list[dict[str, Any]]) -> list[AgentToolCall]:
-    """The AGENT events of a canonical event log (`orchestra.are.event_log.canonical_events`)."""
-    return [
-        AgentToolCall(t=r["t"], tool=r["tool"], args=r["args"], error=r["exception"])
-        for r in records
-        if r["type"] == "AGENT"
-    ]
 
 
 # ------------------------------------------------------------------------------------------------
@@ -388,18 +355,19 @@ def _agent_builder(driver: _Driver, max_iterations: int | None) -> Any:
 def run_are_default_agent(
     text: str,
     source: str,
-    policy: PolicyFactory,
     *,
+    model: str,
+    provider: str,
     max_iterations: int | None = None,
     notification_verbosity: str = "medium",
-) -> AgentTrace:
-    """Run ARE's default agent with `policy` as its model; return what it saw and did."""
+) -> AreAgentRun:
+    """Run ARE's default agent on the scenario `text` (from `source`) with litellm's `provider`/`model`
+    as its model (ARE's `LiteLLMEngine`, as `are-benchmark run --model MODEL --provider PROVIDER`)."""
     imports.import_are()
     from are.simulation.scenario_runner import ScenarioRunner
 
     scenario = _prepare(text, source)
     env, driver = _environment(scenario, notification_verbosity)
-    channel = open_channel(policy, "are")
     runner = ScenarioRunner(agent_builder=_agent_builder(driver, max_iterations))
     error = None
     try:
@@ -410,8 +378,8 @@ def run_are_default_agent(
                 scenario,
                 env,
                 "default",
-                channel.model,
-                PROVIDER,
+                model,
+                provider,
                 None,
                 None,
                 "fixed",
@@ -423,28 +391,23 @@ def run_are_default_agent(
         error = f"{type(exc).__name__}: {exc}"
         success, rationale = False, f"exception: {error}"
     finally:
-        close_channel(channel)
         driver.housekeeping()
         if not driver.loop_finished:
             env.stop()
-    records = canonical_events(env.event_log.list_view(), float(env.start_time))
-    notes = policy_notes(channel.requests)
+    notes: list[str] = []
     if env.time_manager.backwards_jumps:
         notes.append(
             f"ARE's clock was moved backwards {env.time_manager.backwards_jumps} time(s) by wait_for_next_notification "
             "(a notification was already pending when the agent waited)"
         )
-    return AgentTrace(
-        side="ARE",
+    return AreAgentRun(
         scenario_id=str(scenario.scenario_id),
-        requests=channel.requests,
-        tool_calls=agent_tool_calls(records),
         success=success,
         rationale=rationale,
         error=error,
         sim_seconds=round(float(env.time_manager.time()) - float(env.start_time), 6),
+        event_log=canonical_events(env.event_log.list_view(), float(env.start_time)),
         notes=notes,
-        event_log=records,
     )
 
 

@@ -2,39 +2,13 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
 import threading
-from collections.abc import Iterator
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:  # pragma: no cover - import for type checkers only
-    pass
+from orchestra.litellm_setup import dotenv_disabled
 
 _import_lock = threading.Lock()
 _imported = False
-
-
-@contextlib.contextmanager
-def dotenv_disabled() -> Iterator[None]:
-    """Make `dotenv.load_dotenv` a no-op while ARE's modules import.
-
-    ARE calls `load_dotenv()` at import time; python-dotenv then walks up from ARE's install folder
-    (inside a project's `.venv`, that reaches the project root) and silently loads any `.env` into
-    `os.environ`. Scoped to the import and restored afterwards; opt back in with
-    `ORCHESTRA_LOAD_DOTENV=1`.
-    """
-    if os.environ.get("ORCHESTRA_LOAD_DOTENV") == "1":
-        yield
-        return
-    import dotenv
-
-    original = dotenv.load_dotenv
-    dotenv.load_dotenv = lambda *a, **k: False
-    try:
-        yield
-    finally:
-        dotenv.load_dotenv = original
 
 
 def import_are() -> None:

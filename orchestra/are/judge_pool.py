@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover - import for type checkers only
@@ -21,28 +21,36 @@ def _no_llm_engine(messages: Any, **kwargs: Any) -> tuple[str, None]:
     return "", None
 
 
+def build_scripted_judge() -> GraphPerEventJudge:
+    """ARE's scripted judge (`ScriptedGraphPerEventJudgeConfig`), as ARE's benchmark builds it."""
+    import_are()
+    from are.simulation.validation import (
+        JudgeFactory,
+        ScriptedGraphPerEventJudgeConfig,
+    )
+
+    return JudgeFactory()(ScriptedGraphPerEventJudgeConfig(engine=_no_llm_engine))
+
+
 class JudgePool:
-    """Scripted ARE judges, built once and reused across scenarios.
+    """ARE judges of one setting (`mode`), built once and reused across scenarios.
 
     A judge holds one rollout's state while that rollout runs (turn triggers call it online), so
     concurrent rollouts each need their own instance: `acquire()` hands out an idle judge or builds
-    a new one. `initialize_state(scenario)` replaces a judge's state completely, which is what makes
-    reuse safe (ARE-NOTES §7.7).
+    a new one with `build` (default: ARE's scripted judge). `initialize_state(scenario)` replaces a
+    judge's state completely, which is what makes reuse safe (ARE-NOTES §7.7).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, build: Callable[[], Any] | None = None, *, mode: str = "scripted") -> None:
         self._idle: list[GraphPerEventJudge] = []
         self._lock = threading.Lock()
+        self._builder = build or build_scripted_judge
+        #: The judge setting's name (`JudgeConfig.mode`) this pool's judges have.
+        self.mode = mode
         self.builds = 0
 
     def _build(self) -> GraphPerEventJudge:
-        import_are()
-        from are.simulation.validation import (
-            JudgeFactory,
-            ScriptedGraphPerEventJudgeConfig,
-        )
-
-        judge = JudgeFactory()(ScriptedGraphPerEventJudgeConfig(engine=_no_llm_engine))
+        judge = self._builder()
         with self._lock:
             self.builds += 1
         return judge

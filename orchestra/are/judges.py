@@ -17,11 +17,12 @@ from __future__ import annotations
 
 import threading
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from orchestra.are.imports import import_are
-from orchestra.are.judge_pool import JudgePool, _no_llm_engine, default_judge_pool
+from orchestra.are.judge_pool import JudgePool, _no_llm_engine, build_scripted_judge, default_judge_pool
 from orchestra.judge_facts import Gazetteer, check_text, universe_names
 from orchestra.judges import JudgeConfig, JudgeEngine, JudgeUsage
 
@@ -204,28 +205,34 @@ def _strict_judge_class() -> type:
 _strict_cls: type | None = None
 
 
-def build_judge(config: JudgeConfig) -> Any:
-    """A fresh ARE judge for `config` (3-6 s: ARE compiles its checkers' prompt templates)."""
+def build_scripted(config: JudgeConfig) -> Any:
+    """ARE's scripted judge: tool counts, hard argument checks, causality, timing; no free text."""
+    judge = build_scripted_judge()
+    _INFO[judge] = JudgeInfo(config=config)
+    return judge
+
+
+def build_strict(config: JudgeConfig) -> Any:
+    """ARE's scripted judge with every free-text argument fact-checked (`orchestra.judge_facts`)."""
     global _strict_cls
     import_are()
-    from are.simulation.validation import (
-        GraphPerEventJudgeConfig,
-        JudgeFactory,
-        ScriptedGraphPerEventJudgeConfig,
-    )
+    from are.simulation.validation import ScriptedGraphPerEventJudgeConfig
 
-    if config.mode == "scripted":
-        judge = JudgeFactory()(ScriptedGraphPerEventJudgeConfig(engine=_no_llm_engine))
-        _INFO[judge] = JudgeInfo(config=config)
-        return judge
-    if config.mode == "strict":
-        if _strict_cls is None:
-            _strict_cls = _strict_judge_class()
-        state = StrictState()
-        judge = _strict_cls(ScriptedGraphPerEventJudgeConfig(engine=_no_llm_engine), state)
-        _INFO[judge] = JudgeInfo(config=config, strict=state)
-        return judge
-    assert config.model is not None
+    if _strict_cls is None:
+        _strict_cls = _strict_judge_class()
+    state = StrictState()
+    judge = _strict_cls(ScriptedGraphPerEventJudgeConfig(engine=_no_llm_engine), state)
+    _INFO[judge] = JudgeInfo(config=config, strict=state)
+    return judge
+
+
+def build_llm(config: JudgeConfig) -> Any:
+    """ARE's `GraphPerEventJudge` with its LLM checkers, as `are-benchmark run` builds it, on
+    orchestra's cached litellm engine (`orchestra.judges.JudgeEngine`)."""
+    import_are()
+    from are.simulation.validation import GraphPerEventJudgeConfig, JudgeFactory
+
+    assert config.model is not None  # JudgeConfig requires a model for mode llm
     engine = JudgeEngine(
         config.model, endpoint=config.endpoint, api_key=config.api_key, cache_dir=config.resolved_cache_dir(), max_tokens=config.max_tokens,
         are_bool_bug=config.are_bool_bug,
@@ -235,37 +242,45 @@ def build_judge(config: JudgeConfig) -> Any:
     return judge
 
 
-class ModeJudgePool(JudgePool):
-    """A `JudgePool` of judges of one setting (the scripted default keeps the process-wide pool of `orchestra.are.judge_pool`)."""
+#: The built-in judges by mode (registered by the built-in `judges` plugin like any other).
+BUILTIN_JUDGES: dict[str, Callable[[JudgeConfig], Any]] = {"scripted": build_scripted, "strict": build_strict, "llm": build_llm}
 
-    def __init__(self, config: JudgeConfig) -> None:
-        super().__init__()
-        self.judge_config = config
 
-    def _build(self) -> Any:
-        judge = build_judge(self.judge_config)
-        with self._lock:
-            self.builds += 1
-        return judge
+def build_judge(config: JudgeConfig) -> Any:
+    """A fresh built-in ARE judge for `config` (3-6 s: ARE compiles its checkers' prompt templates)."""
+    if config.mode not in BUILTIN_JUDGES:
+        raise ValueError(f"{config.mode!r} is not a built-in judge ({', '.join(BUILTIN_JUDGES)}); a plugin's judge is built by its host")
+    return BUILTIN_JUDGES[config.mode](config)
 
 
 _pools: dict[tuple[Any, ...], JudgePool] = {}
 _pools_lock = threading.Lock()
 
 
-def judge_pool_for(config: JudgeConfig) -> JudgePool:
-    """The process-wide pool for a judge setting."""
-    if config.mode == "scripted":
+def judge_pool_for(config: JudgeConfig, build: Callable[[JudgeConfig], Any] | None = None) -> JudgePool:
+    """The process-wide pool of judges for a setting, built by `build` (default: the built-in judge
+    of `config.mode`). ARE's scripted judge keeps the one process-wide pool of `orchestra.are.judge_pool`."""
+    build = build or BUILTIN_JUDGES.get(config.mode)
+    if build is None:
+        raise ValueError(f"no judge {config.mode!r}: built-in judges are {', '.join(BUILTIN_JUDGES)}; a plugin's judge needs its host")
+    if build is build_scripted:
         return default_judge_pool()
+
+    def make() -> Any:
+        judge = build(config)
+        if judge not in _INFO:  # a plugin's judge: its verdicts are labelled with its own mode
+            _INFO[judge] = JudgeInfo(config=config)
+        return judge
+
     with _pools_lock:
-        key = config.pool_key()
+        key = (config.pool_key(), id(build))
         if key not in _pools:
-            _pools[key] = ModeJudgePool(config)
+            _pools[key] = JudgePool(make, mode=config.mode)
         return _pools[key]
 
 
 def pool_mode(pool: JudgePool) -> str:
-    return getattr(getattr(pool, "judge_config", None), "mode", "scripted")
+    return pool.mode
 
 
 def usage_snapshot(judge: Any) -> JudgeUsage | None:

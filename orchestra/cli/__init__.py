@@ -1,28 +1,58 @@
-"""The `orchestra` command line. One module per command; each exposes `add_parser` and `run`."""
+"""The `orchestra` command line. One module per command; each exposes `add_parser` and `run`.
+
+A command's module is imported only when that command runs: `orchestra --help` lists the
+commands from `COMMANDS` alone, and `orchestra teams list` never imports the rollout machinery
+(litellm, ARE, pydantic models) behind `orchestra run`. So the quick commands start in a fraction
+of a second.
+"""
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import logging
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from orchestra import __version__
-from orchestra.cli import judge_check, parity_agent, plugins, replay, run, scenarios, teams, trace
 from orchestra.cli._trace import tracing_from_args
 from orchestra.errors import OrchestraError
 
-COMMANDS = (replay, judge_check, run, teams, scenarios, plugins, parity_agent, trace)
+#: The commands in `--help` order: name -> (module, the one-line help `orchestra --help` shows).
+#: The help is the one each module's `add_parser` gives (a test keeps them equal).
+COMMANDS: dict[str, tuple[str, str]] = {
+    "replay": ("orchestra.cli.replay", "replay the oracle over scenarios and print one verdict line per scenario"),
+    "judge-check": ("orchestra.cli.judge_check", "oracle and every perturbation per scenario, verdicts vs expectations"),
+    "run": ("orchestra.cli.run", "run a team (--team) or one agent (--scaffold + --model) over scenarios and judge each rollout"),
+    "teams": ("orchestra.cli.teams", "check team files (teams/*.yaml) or list the shipped teams"),
+    "scenarios": ("orchestra.cli.scenarios", "list scenarios: id, capabilities, turns, universe size, split"),
+    "plugins": ("orchestra.cli.plugins", "list plugins, what each registers, and the hooks each implements"),
+    "parity-agent": ("orchestra.cli.parity_agent", "ARE's default agent vs an orchestra scaffold with the same scripted policy"),
+    "trace": ("orchestra.cli.trace", "print a finished run's span tree from a --trace jsonl:PATH export"),
+}
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(commands: Iterable[str] | None = None) -> argparse.ArgumentParser:
+    """The command line. `commands`: those whose own parser is built (their modules imported);
+    the others are listed by name and help only. None: every command in full."""
+    full = set(COMMANDS) if commands is None else set(commands)
     parser = argparse.ArgumentParser(prog="orchestra", description="Teams of LLM agents inside ARE / Gaia2.")
     parser.add_argument("--version", action="version", version=f"orchestra {__version__}")
     parser.add_argument("-v", "--verbose", action="count", default=0, help="more logging (-vv: ARE's own logs too)")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for module in COMMANDS:
-        module.add_parser(sub)
+    for name, (module, help_text) in COMMANDS.items():
+        if name in full:
+            importlib.import_module(module).add_parser(sub)
+        else:
+            sub.add_parser(name, help=help_text, add_help=False)
     return parser
+
+
+def command_of(argv: Sequence[str]) -> str | None:
+    """The command `argv` names: its first word that is not an option (the top-level options
+    take no value), if that is a command."""
+    word = next((a for a in argv if not a.startswith("-")), None)
+    return word if word in COMMANDS else None
 
 
 def configure_logging(verbosity: int) -> None:
@@ -34,7 +64,9 @@ def configure_logging(verbosity: int) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    command = command_of(argv)
+    args = build_parser([command] if command else []).parse_args(argv)
     configure_logging(args.verbose)
     try:
         with tracing_from_args(args):  # a no-op unless the command has --trace and it (or OTEL_TRACES_EXPORTER) is set

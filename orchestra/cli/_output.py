@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from orchestra.rollout import RolloutRecord
+if TYPE_CHECKING:  # pragma: no cover - import for type checkers only (`orchestra scenarios` needs no rollout machinery)
+    from orchestra.record import RolloutRecord
 
 
 def outcome_record(o: RolloutRecord) -> dict[str, Any]:
@@ -33,12 +34,19 @@ def outcome_record(o: RolloutRecord) -> dict[str, Any]:
             event_log_sha256=r.event_log_sha256,
             turns_completed=r.turns_completed,
             nb_turns=r.nb_turns,
+            # totals over every agent (the sums of `agents`), then the main agent's own
             n_tool_calls=r.n_tool_calls,
+            model_calls=r.model_calls,
             steps=r.steps,
             prompt_tokens=r.prompt_tokens,
             completion_tokens=r.completion_tokens,
             reasoning_tokens=r.reasoning_tokens,
             cost_usd=r.cost_usd,
+            main_steps=r.main_steps,
+            main_prompt_tokens=r.main_prompt_tokens,
+            main_completion_tokens=r.main_completion_tokens,
+            main_reasoning_tokens=r.main_reasoning_tokens,
+            main_cost_usd=r.main_cost_usd,
             stop_reason=r.stop_reason,
             rationale=r.rationale,
             error=o.error or r.error,
@@ -50,6 +58,8 @@ def outcome_record(o: RolloutRecord) -> dict[str, Any]:
         )
         if o.note:
             rec["perturbation_note"] = o.note
+    if o.partial is not None:  # failed before its verdict: what had happened by then
+        rec.update(sim_seconds=o.partial.sim_seconds, event_log_sha256=o.partial.event_log_sha256, agents=[vars(a) for a in o.partial.agents])
     if o.native is not None:
         rec["are_native_success"] = o.native.success
     return rec

@@ -14,13 +14,14 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
+from orchestra.cli._options import SOURCE_HELP, add_filter_options, add_session_options, filter_kwargs, no_scenario_error, session_config
 from orchestra.cli._output import emit_json, outcome_record, write_outcome
-from orchestra.cli._sources import SOURCE_HELP, add_filter_options, filter_kwargs, no_scenario_error
 from orchestra.cli._trace import add_trace_options
-from orchestra.cli.replay import add_session_options, session_config
 from orchestra.errors import OrchestraError
-from orchestra.perturbations import KINDS, PerturbationKind
-from orchestra.rollout import RolloutRecord, execute_sources_sync
+from orchestra.host import Host
+from orchestra.record import RolloutRecord
+from orchestra.runner import execute_sources_sync
+from orchestra.spec import KINDS, PerturbationKind
 
 COLUMNS: tuple[PerturbationKind | None, ...] = (None, *KINDS)
 
@@ -32,7 +33,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--parity", action="store_true", help="also judge every trajectory with ARE's native offline harness (slow: ~5 s each)")
     p.add_argument("--out", type=Path, help="write each rollout's event log and verdict here")
     p.add_argument("--json", action="store_true", help="one JSON object per rollout, with `expected` and `as_expected`")
-    add_session_options(p)
+    add_session_options(p, reward_mode=False)
     add_filter_options(p)
     add_trace_options(p)
     p.set_defaults(func=run)
@@ -60,13 +61,15 @@ def cell(o: RolloutRecord, parity: bool) -> str:
 
 def run(args: argparse.Namespace) -> int:
     config = session_config(args)
+    host = Host.create()
+    host.judge_builder(config.judge.mode)  # an unknown judge fails once, before any scenario loads
     if args.parity and config.judge.mode == "strict":
         raise OrchestraError("--parity compares with ARE's own judge, and ARE has no strict judge: use --judge scripted or --judge llm")
     if args.parity and not config.judge.are_bool_bug:
         raise OrchestraError("--parity compares with ARE's own LLM judge, which lowers True/False in replies: drop --no-judge-are-bool-bug")
     rows: dict[str, dict[str | None, RolloutRecord]] = defaultdict(dict)
     problems: list[str] = []
-    for o in execute_sources_sync(args.sources, perturbations=COLUMNS, session=config, native_parity=args.parity, **filter_kwargs(args)):
+    for o in execute_sources_sync(args.sources, perturbations=COLUMNS, session=config, native_parity=args.parity, host=host, **filter_kwargs(args)):
         rows[o.source][o.perturbation] = o
         if args.out:
             write_outcome(args.out, o)

@@ -21,12 +21,12 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from orchestra.cli._options import SOURCE_HELP, add_filter_options, filter_kwargs
 from orchestra.cli._output import emit_json
-from orchestra.cli._sources import SOURCE_HELP, add_filter_options, filter_kwargs
 from orchestra.errors import OrchestraError
 
 if TYPE_CHECKING:  # pragma: no cover
-    from orchestra.are.agent_parity import ParityReport
+    from orchestra.parity.compare import ParityReport
 
 
 def _positive(text: str) -> int:
@@ -52,8 +52,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from orchestra.are.agent_parity import run_parity
-    from orchestra.are.policy import load_policy_file
+    from orchestra.parity.harness import run_parity
+    from orchestra.parity.policy import load_policy_file
     from orchestra.scenario_files import resolve
 
     policy = "oracle" if args.policy == "oracle" else load_policy_file(args.policy)

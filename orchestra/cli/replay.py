@@ -6,14 +6,12 @@ import argparse
 import sys
 from pathlib import Path
 
-from orchestra.cli._judge import add_judge_options, judge_config
+from orchestra.cli._options import SOURCE_HELP, add_filter_options, add_session_options, filter_kwargs, no_scenario_error, session_config
 from orchestra.cli._output import emit_json, outcome_line, outcome_record, write_outcome
-from orchestra.cli._sources import SOURCE_HELP, add_filter_options, filter_kwargs, no_scenario_error
 from orchestra.cli._trace import add_trace_options
-from orchestra.clock import ClockConfig
-from orchestra.perturbations import KINDS
-from orchestra.rollout import execute_sources_sync
-from orchestra.session import SessionConfig
+from orchestra.host import Host
+from orchestra.runner import execute_sources_sync
+from orchestra.spec import KINDS
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -25,7 +23,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("sources", nargs="+", metavar="SOURCE", help=SOURCE_HELP)
     p.add_argument("--perturb", choices=KINDS, help="perturb the oracle trajectory (the judge must then reject it)")
-    p.add_argument("--reward-mode", choices=("binary", "dense"), default="binary")
     p.add_argument("--out", type=Path, help="write each rollout's event log and judge verdict/rationale here")
     p.add_argument("--json", action="store_true", help="print one JSON object per scenario instead of a table")
     add_session_options(p)
@@ -34,33 +31,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def add_session_options(p: argparse.ArgumentParser) -> None:
-    g = p.add_argument_group("simulated clock")
-    defaults = ClockConfig()
-    g.add_argument("--decode-rate", type=float, default=defaults.decode_rate_tps, help="completion tokens per simulated second")
-    g.add_argument("--prefill-rate", type=float, default=defaults.prefill_rate_tps, help="prompt tokens per simulated second")
-    g.add_argument("--tool-call-seconds", type=float, default=defaults.tool_call_seconds, help="simulated seconds per tool call")
-    g.add_argument("--time-scale", type=float, default=defaults.time_scale, help="multiplier on every turn's cost")
-    p.add_argument("--notifications", choices=("low", "medium", "high"), default="medium", help="ARE notification verbosity")
-    add_judge_options(p)
-
-
-def session_config(args: argparse.Namespace) -> SessionConfig:
-    clock = ClockConfig(
-        decode_rate_tps=args.decode_rate,
-        prefill_rate_tps=args.prefill_rate,
-        tool_call_seconds=args.tool_call_seconds,
-        time_scale=args.time_scale,
-    )
-    return SessionConfig(
-        clock=clock, notification_verbosity=args.notifications, reward_mode=getattr(args, "reward_mode", "binary"), judge=judge_config(args)
-    )
-
-
 def run(args: argparse.Namespace) -> int:
     config = session_config(args)
+    host = Host.create()
+    host.judge_builder(config.judge.mode)  # an unknown judge fails once, before any scenario loads
     outcomes = []
-    for o in execute_sources_sync(args.sources, perturbations=(args.perturb,), session=config, **filter_kwargs(args)):
+    for o in execute_sources_sync(args.sources, perturbations=(args.perturb,), session=config, host=host, **filter_kwargs(args)):
         outcomes.append(o)
         if args.out:
             write_outcome(args.out, o)

@@ -10,17 +10,25 @@ from pathlib import Path
 
 import anyio
 
-from orchestra.agent import DEFAULT_MAX_STEPS
+from orchestra.cli._options import (
+    SOURCE_HELP,
+    add_filter_options,
+    add_session_options,
+    filter_kwargs,
+    no_scenario_error,
+    positive_int,
+    session_config,
+)
 from orchestra.cli._output import emit_json, outcome_line, outcome_record
-from orchestra.cli._sources import SOURCE_HELP, add_filter_options, filter_kwargs, no_scenario_error
 from orchestra.cli._trace import add_trace_options
-from orchestra.cli.replay import add_session_options, session_config
+from orchestra.config import DEFAULT_MAX_STEPS
 from orchestra.errors import OrchestraError
 from orchestra.host import Host
 from orchestra.models import ModelConfig
-from orchestra.rollout import AgentConfig, RolloutRecord, RolloutSpec, execute_all, specs_for
+from orchestra.record import RolloutRecord
+from orchestra.runner import execute_all, specs_for
 from orchestra.scenario_files import ScenarioFile, resolve
-from orchestra.session import SessionConfig
+from orchestra.spec import AgentConfig, RolloutSpec
 from orchestra.teams.config import TeamConfig
 from orchestra.teams.loading import TeamFile, read_team, redacted, team_path, with_judge_key
 
@@ -28,25 +36,6 @@ _Spec = tuple[RolloutSpec, ScenarioFile]
 
 #: The options that only shape a one-agent run; with `--team` they live in the team file.
 AGENT_ONLY = {"max_steps": "--max-steps", "constrained": "--constrained", "constrained_format": "--constrained-format", "temperature": "--temperature"}
-#: How a team file's `session:` block fills the session options the user did not give.
-SESSION_FROM_TEAM = {
-    "decode_rate": lambda s: s.clock.decode_rate_tps,
-    "prefill_rate": lambda s: s.clock.prefill_rate_tps,
-    "tool_call_seconds": lambda s: s.clock.tool_call_seconds,
-    "time_scale": lambda s: s.clock.time_scale,
-    "notifications": lambda s: s.notification_verbosity,
-    "reward_mode": lambda s: s.reward_mode,
-}
-JUDGE_FROM_TEAM = {
-    "judge": lambda j: j.mode,
-    "judge_model": lambda j: j.model,
-    "judge_endpoint": lambda j: j.endpoint,
-    "judge_api_key": lambda j: j.api_key,
-    "judge_max_tokens": lambda j: j.max_tokens,
-    "judge_cache": lambda j: j.cache_dir,
-    "no_judge_cache": lambda j: not j.use_cache,
-    "judge_are_bool_bug": lambda j: j.are_bool_bug,
-}
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -58,28 +47,23 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--endpoint", help="api_base of an OpenAI-compatible server (vLLM, llama.cpp, Ollama)")
     p.add_argument("--api-key", help="API key (default: the provider's environment variable)")
     p.add_argument("--scenarios", nargs="+", required=True, metavar="SOURCE", help=SOURCE_HELP)
-    p.add_argument("--max-steps", type=int, help="whole-scenario step budget (ARE's default: 80)")
-    p.add_argument("--concurrency", type=int, default=1, help="rollouts in flight at once (useful with remote models)")
+    p.add_argument("--max-steps", type=positive_int, help=f"whole-scenario step budget (ARE's default: {DEFAULT_MAX_STEPS})")
+    p.add_argument("--concurrency", type=positive_int, default=1, help="rollouts in flight at once, 1 or more (useful with remote models)")
     p.add_argument("--constrained", action="store_true", default=None, help="constrain replies to the scaffold's action schema (small local models)")
     p.add_argument("--constrained-format", choices=("llama_cpp.server", "llama-server", "openai"))
     p.add_argument("--temperature", type=float, default=None, help="sent only when given (ARE's agent sends none)")
-    p.add_argument("--reward-mode", choices=("binary", "dense"), default="binary")
     p.add_argument("--out", type=Path, help="write each rollout's result (event log, verdict) here, and the team used (team.yaml)")
     p.add_argument("--json", action="store_true", help="one JSON object per rollout")
     add_session_options(p)
     add_filter_options(p)
     add_trace_options(p)
-    # Session options default to "not given" (None), so a team file's `session:` keeps what the
-    # user did not override; the real defaults are filled in afterwards (`_fill_session_options`).
-    session_dests = [*SESSION_FROM_TEAM, *JUDGE_FROM_TEAM]
-    defaults = {a.dest: a.default for a in p._actions if a.dest in session_dests}
-    p.set_defaults(func=run, session_defaults=defaults, **dict.fromkeys(defaults))
+    p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     if args.team is not None:
         team_file, host, team = _team(args)
-        config = _session_for_team(args, team.session)
+        config = session_config(args, team.session)  # the team file's session, with the flags given applied
         team = team.model_copy(update={"session": config})
         team_file.require_secrets(team)  # before any scenario loads: a missing key fails now, by name
         specs = _some(specs_for(resolve(args.scenarios, **filter_kwargs(args)), team=team, session=with_judge_key(config)), args)
@@ -98,16 +82,17 @@ def run(args: argparse.Namespace) -> int:
             scaffold_options={"constrained": bool(args.constrained), "constrained_format": args.constrained_format or "llama_cpp.server"},
         )
         host.scaffold(scaffold)  # fail early on an unknown scaffold
-        _fill_session_options(args, {})
-        specs = _some(specs_for(resolve(args.scenarios, **filter_kwargs(args)), agent=agent, session=session_config(args)), args)
+        config = session_config(args)
+        specs = _some(specs_for(resolve(args.scenarios, **filter_kwargs(args)), agent=agent, session=config), args)
+    host.judge_builder(config.judge.mode)  # fail early on an unknown judge
 
     async def main() -> list[RolloutRecord]:
         outcomes = []
         async for o in execute_all(specs, host=host, concurrency=args.concurrency):
             outcomes.append(o)
-            if args.out and o.result is not None:
+            if args.out:  # the whole record, failed ones too: spec, verdict, ledgers, event log (or the partial one)
                 args.out.mkdir(parents=True, exist_ok=True)
-                (args.out / f"{o.result.scenario_id}.json").write_text(json.dumps(o.result.model_dump(), indent=1, default=str) + "\n")
+                (args.out / f"{o.scenario_id}.json").write_text(json.dumps(o.model_dump(mode="json"), indent=1) + "\n")
             emit_json(outcome_record(o)) if args.json else print(outcome_line(o), flush=True)
         return outcomes
 
@@ -147,22 +132,3 @@ def _team(args: argparse.Namespace) -> tuple[TeamFile, Host, TeamConfig]:
     if args.scaffold:
         hosts[-1].scaffold(args.scaffold)  # fail early on an unknown scaffold
     return team_file, hosts[-1], team_file.config.with_overrides(model=model, scaffold=args.scaffold)
-
-
-def _fill_session_options(args: argparse.Namespace, from_team: dict[str, object]) -> None:
-    """Options the user did not give take the team's value when it has one, else argparse's default."""
-    for dest, default in args.session_defaults.items():
-        if getattr(args, dest) is None:
-            setattr(args, dest, from_team.get(dest, default))
-
-
-def _session_for_team(args: argparse.Namespace, team: SessionConfig) -> SessionConfig:
-    """The team's session with the options given on the command line applied. A `--judge` that
-    changes the judge mode replaces the team's judge; other judge options adjust it."""
-    from_team: dict[str, object] = {dest: get(team) for dest, get in SESSION_FROM_TEAM.items()}
-    if args.judge is None or args.judge == team.judge.mode:
-        from_team.update({dest: get(team.judge) for dest, get in JUDGE_FROM_TEAM.items()})
-    _fill_session_options(args, from_team)
-    given = session_config(args)
-    return team.model_copy(update={"clock": given.clock, "notification_verbosity": given.notification_verbosity,
-                                   "reward_mode": given.reward_mode, "judge": given.judge})

@@ -6,8 +6,8 @@ import argparse
 import sys
 from collections import Counter
 
+from orchestra.cli._options import SOURCE_HELP, add_filter_options, filter_kwargs
 from orchestra.cli._output import emit_json
-from orchestra.cli._sources import SOURCE_HELP, add_filter_options, filter_kwargs
 from orchestra.scenario_files import resolve
 from orchestra.scenario_info import describe
 

@@ -5,12 +5,13 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-import yaml
+from orchestra.teams.shipped import shipped_teams, team_path
 
-from orchestra.host import Host
-from orchestra.teams.config import AgentConfig, TeamConfig
-from orchestra.teams.loading import TeamError, read_team, shipped_teams, team_path
+if TYPE_CHECKING:  # pragma: no cover - import for type checkers only
+    from orchestra.host import Host
+    from orchestra.teams.config import AgentConfig, TeamConfig
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -55,6 +56,9 @@ def summary(team: TeamConfig) -> str:
 
 
 def run_check(args: argparse.Namespace) -> int:
+    from orchestra.host import Host
+    from orchestra.teams.loading import TeamError, read_team
+
     hosts: dict[tuple[int, ...], Host] = {}
 
     def host(plugins: Sequence[object]) -> Host:
@@ -85,6 +89,8 @@ def run_check(args: argparse.Namespace) -> int:
 
 def run_list(args: argparse.Namespace) -> int:
     """Name, file and one-line description of each shipped team (not validated: `teams check` does that)."""
+    import yaml
+
     for path in shipped_teams():
         try:
             data = yaml.safe_load(path.read_text(encoding="utf-8"))

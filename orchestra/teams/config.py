@@ -16,17 +16,14 @@ ARE's `a2a_model` falls back to the main model — the main agent's model and sc
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from orchestra.agent import DEFAULT_MAX_STEPS
+from orchestra.config import DEFAULT_APP_AGENT_MAX_STEPS, DEFAULT_MAX_STEPS, SessionConfig
 from orchestra.models import ModelConfig
-from orchestra.session import SessionConfig
 
-#: ARE's default app-agent budget (`ARESimulationReactAppAgentConfig.max_iterations`).
-DEFAULT_APP_AGENT_MAX_STEPS = 50
 #: Apps ARE never turns into app-agents (`scenario_runner._apply_a2a_config`).
 NEVER_APP_AGENTS = ("InternalContacts", "AgentUserInterface", "SystemApp")
 #: The tool the main agent calls to delegate to an app's agent (ARE's `AppAgent.expert_agent`).
@@ -154,6 +151,27 @@ class TeamConfig(BaseModel):
             scaffold_options=pick("scaffold_options", {}),
         )
 
+    def agent_settings(self) -> Iterator[tuple[str, AgentConfig | AppAgentSettings]]:
+        """Every agent setting of the team, labelled as in the file: `main`, `app_agents.defaults`,
+        `app_agents.overrides.<app>` (the one walk over a team's agents)."""
+        yield "main", self.main
+        if self.app_agents is not None:
+            yield "app_agents.defaults", self.app_agents.defaults
+            for app, settings in self.app_agents.overrides.items():
+                yield f"app_agents.overrides.{app}", settings
+
+    def map_agents(self, change: Callable[[Any], Any]) -> TeamConfig:
+        """This team with `change` applied to every agent setting (see `agent_settings`); `change`
+        returns a setting of the type it was given."""
+        main = change(self.main)
+        app_agents = self.app_agents
+        if app_agents is not None:
+            app_agents = app_agents.model_copy(update={
+                "defaults": change(app_agents.defaults),
+                "overrides": {app: change(s) for app, s in app_agents.overrides.items()},
+            })
+        return self.model_copy(update={"main": main, "app_agents": app_agents})
+
     def with_overrides(self, *, model: ModelConfig | str | None = None, scaffold: str | None = None) -> TeamConfig:
         """This team with every agent's model and/or scaffold replaced (`orchestra run --team F --model M`):
         e.g. a heterogeneous team with its models swapped for `orchestra/oracle`, run offline."""
@@ -161,16 +179,7 @@ class TeamConfig(BaseModel):
             return self
         model_config = ModelConfig(model=model) if isinstance(model, str) else model
         agent_update = {k: v for k, v in (("model", model_config), ("scaffold", scaffold)) if v is not None}
-        main = self.main.model_copy(update=agent_update)
-        app_agents = self.app_agents
-        if app_agents is not None:
-            def patch(settings: AppAgentSettings) -> AppAgentSettings:
-                return settings.model_copy(update=agent_update)
-
-            app_agents = app_agents.model_copy(
-                update={"defaults": patch(app_agents.defaults), "overrides": {app: patch(s) for app, s in app_agents.overrides.items()}}
-            )
-        return self.model_copy(update={"main": main, "app_agents": app_agents})
+        return self.map_agents(lambda settings: settings.model_copy(update=agent_update))
 
     def app_agent_apps(self, app_names: Sequence[str], seed: int) -> list[str]:
         """The apps of one scenario that become app-agents (see `AppAgentsConfig.select`)."""

@@ -37,10 +37,11 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ValidationError
 
+from orchestra.config import SessionConfig
 from orchestra.errors import OrchestraError
-from orchestra.models import ENV_REF, ModelConfig, env_refs, expand_env
-from orchestra.session import SessionConfig
+from orchestra.models import ENV_REF, ModelConfig, env_refs, expand_env, mask_secrets
 from orchestra.teams.config import NEVER_APP_AGENTS, TeamConfig
+from orchestra.teams.shipped import shipped_root, shipped_teams, team_path  # noqa: F401  (shipped_root, team_path: re-exported)
 
 if typing.TYPE_CHECKING:  # pragma: no cover - the host imports every built-in plugin
     from orchestra.host import Host
@@ -170,27 +171,6 @@ def _by_line(problems: list[str], path: Path) -> list[str]:
     return sorted(problems, key=key)
 
 
-def shipped_root() -> Path:
-    """The repository's `teams/` folder (the shipped teams), beside `scenarios/`."""
-    return Path(__file__).resolve().parents[2] / "teams"
-
-
-def shipped_teams() -> list[Path]:
-    """The shipped team files, sorted by name."""
-    return sorted(shipped_root().glob("*.yaml"))
-
-
-def team_path(text: str | Path) -> Path:
-    """A team file's path: `text` itself when it exists, else the shipped team of that name
-    (`oracle` → `teams/oracle.yaml`); a missing file is left for `read_team` to report."""
-    path = Path(text)
-    if not path.exists() and path.parent == Path(".") and not path.suffix:
-        shipped = shipped_root() / f"{path.name}.yaml"
-        if shipped.exists():
-            return shipped
-    return path
-
-
 def with_judge_key(session: SessionConfig) -> SessionConfig:
     """The session with its LLM judge's `${VAR}` api_key expanded. The judge calls litellm itself
     (not `orchestra.models.complete`), so the key is expanded here, just before the rollouts; it is
@@ -208,17 +188,7 @@ def with_judge_key(session: SessionConfig) -> SessionConfig:
 def redacted(config: TeamConfig) -> str:
     """The team as YAML a user can run again (`--team` accepts it), for `--out`: `${VAR}`
     references as written; an API key given as a literal value (`--api-key`) is masked."""
-
-    def mask(value: Any, key: str | None = None) -> Any:
-        if isinstance(value, dict):
-            return {k: mask(v, str(k)) for k, v in value.items()}
-        if isinstance(value, list):
-            return [mask(v) for v in value]
-        if key == "api_key" and isinstance(value, str) and ENV_REF.fullmatch(value) is None:
-            return "***"
-        return value
-
-    return yaml.safe_dump(mask(config.model_dump(mode="json")), sort_keys=False, allow_unicode=True)
+    return yaml.safe_dump(mask_secrets(config.model_dump(mode="json")), sort_keys=False, allow_unicode=True)
 
 
 def import_plugin(spec: str) -> object:

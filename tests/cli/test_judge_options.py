@@ -87,3 +87,18 @@ def test_a_judge_model_that_cannot_be_reached_is_an_error_not_a_failed_rollout(c
     rec = json.loads(capsys.readouterr().out)
     assert code == 1 and rec["status"] == "error" and "judge" in rec["error"] and "no-such-script.json" in rec["error"]
     assert rec["event_log_sha256"] and (tmp_path / "out" / "starter_search_lookup.wrong_answer.events.json").exists()
+
+
+def test_an_unknown_judge_fails_once_before_any_scenario_loads(capsys, scenario_path):
+    for command in (["replay", str(scenario_path("starter_search_lookup"))], ["judge-check", str(scenario_path("starter_search_lookup"))],
+                    ["run", "--model", "orchestra/oracle", "--scenarios", str(scenario_path("starter_search_lookup"))]):
+        assert main([*command, "--judge", "delphi"]) == 2
+        captured = capsys.readouterr()
+        assert "unknown judge 'delphi'; registered: llm, scripted, strict" in captured.err and captured.out == ""
+
+
+def test_the_option_help_names_what_the_judges_module_defines():
+    from orchestra import judges
+    from orchestra.cli import _options
+
+    assert (_options.JUDGE_MODES, _options.CACHE_ENV) == (judges.JUDGE_MODES, judges.CACHE_ENV)

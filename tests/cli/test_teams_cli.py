@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from orchestra.cli import main
-from orchestra.teams.loading import shipped_teams
+from orchestra.teams.shipped import shipped_teams
 
 SECRET = "sk-team-test-0123456789-never-in-outputs"
 
@@ -198,8 +198,9 @@ def test_run_team_with_an_app_agent_end_to_end(capsys, tmp_path, scenario_path):
     agents = {a["name"]: a for a in rec["agents"]}
     assert (agents["main"]["scaffold"], agents["Calendar"]["scaffold"], agents["Calendar"]["app"]) == ("react", "tool_calling", "Calendar")
     assert agents["Calendar"]["model"].endswith("calendar.yaml") and agents["Calendar"]["answer"] == "You have two events."
-    result = json.loads((out_dir / "starter_execution_calendar.json").read_text())
-    [delegation] = result["delegations"]
+    record = json.loads((out_dir / "starter_execution_calendar.json").read_text())  # the whole record, its spec included
+    assert record["spec"]["team"]["name"] == "scripted"
+    [delegation] = record["result"]["delegations"]
     assert (delegation["tool"], delegation["task"], delegation["answer"]) == ("Calendar__expert_agent", "List my events on 2024-10-15.", "You have two events.")
     assert yaml.safe_load((out_dir / "team.yaml").read_text())["app_agents"]["apps"] == ["Calendar"]
 

@@ -22,8 +22,8 @@ from typing import Any
 
 import pytest
 
-from orchestra_dev import local_llm
 from orchestra.errors import OrchestraError
+from orchestra_dev import local_llm
 from orchestra_dev.local_llm import LocalModelError, LocalServer, assemble_gguf, response_format_for
 
 # --- two toy tools and the union schema a constrained reply must match -------------------------------

@@ -14,12 +14,11 @@ import anyio
 import pytest
 
 from helpers import write_script
-from orchestra.agent import make_agent
 from orchestra.are import agent_format
 from orchestra.hookspecs import hookimpl
 from orchestra.host import Host
 from orchestra.models import ModelConfig
-from orchestra.rollout import AgentConfig, RolloutRecord, RolloutSpec, execute
+from orchestra.rollout import AgentConfig, Rollout, RolloutRecord, RolloutSpec, execute
 from orchestra.session import Session, SessionConfig
 from orchestra.teams.config import AppAgentsConfig, AppAgentSettings, TeamConfig
 
@@ -134,9 +133,9 @@ def _are_main_tools(path: Path, judge_pool: Any, proportion: float) -> dict[str,
         return {a.name: a for a in (AppToolAdapter(t) for t in tools)}
 
 
-def _our_main_agent(s: Session, t: TeamConfig, host: Host) -> Any:
-    s.team = t
-    return make_agent(s, host, model=t.main.model, scaffold=t.main.scaffold, max_steps=t.main.max_steps)
+def _our_rollout(path: Path, t: TeamConfig, host: Host, judge_pool: Any) -> Rollout:
+    """The team's rollout, started: its main agent is made (tools shaped), nothing has run."""
+    return Rollout.open(RolloutSpec(scenario=str(path), team=t), host=host, judge_pool=judge_pool)
 
 
 @pytest.mark.parametrize("selection", [{"apps": "all"}, {"proportion": 0.5}, {"proportion": 0.75}])
@@ -146,8 +145,9 @@ def test_the_main_agent_sees_the_tools_ares_main_agent_sees(selection, judge_poo
     are_tools = _are_main_tools(path, judge_pool, proportion)
     t = TeamConfig(name="t", main=AgentConfig(scaffold="react", model=ModelConfig(model="orchestra/oracle")), app_agents=AppAgentsConfig(**selection))
     host = Host.create(entry_points=False)
-    with Session.open(path, judge_pool=judge_pool) as s:
-        main = _our_main_agent(s, t, host)
+    with _our_rollout(path, t, host, judge_pool) as rollout:
+        main = rollout.main
+        assert main is not None
         # same names in the same order: kept apps first, then the experts in ARE's sampled order
         assert list(main.tools) == list(are_tools)
         experts = [n for n in main.tools if n.endswith("__expert_agent")]
@@ -162,12 +162,13 @@ def test_named_apps_the_scenario_lacks_are_not_replaced_and_others_are(judge_poo
     t = TeamConfig(name="t", main=AgentConfig(scaffold="tool_calling", model=ModelConfig(model="orchestra/oracle")),
                    app_agents=AppAgentsConfig(apps=["Shopping", "Emails"]))
     host = Host.create(entry_points=False)
-    with Session.open(scenario_path(SCENARIO), judge_pool=judge_pool) as s:
-        main = _our_main_agent(s, t, host)
+    with _our_rollout(scenario_path(SCENARIO), t, host, judge_pool) as rollout:
+        main = rollout.main
+        assert main is not None
         experts = [n for n in main.tools if n.endswith("__expert_agent")]
         assert experts == ["Emails__expert_agent"] and not any(n.startswith("Emails__send") for n in main.tools)
         assert "Calendar__add_calendar_event" in main.tools
-        assert s.app_agents == ["Emails"]  # what the result reports: Shopping is not in this scenario
+        assert rollout.app_agents == ["Emails"]  # what the result reports: Shopping is not in this scenario
 
 
 def test_an_unknown_scaffold_anywhere_in_the_team_fails_before_the_rollout(tmp_path, judge_pool, scenario_path):

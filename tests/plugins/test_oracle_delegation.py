@@ -15,15 +15,14 @@ from typing import Any
 import anyio
 import pytest
 
-from helpers import SCENARIOS, scenario
-from orchestra.agent import make_agent, spawn
+from helpers import SCENARIOS, open_rollout, scenario
+from orchestra.agent import spawn
 from orchestra.are.agent_format import are_parse_action
 from orchestra.hookspecs import hookimpl
 from orchestra.host import Host
 from orchestra.models import ModelConfig
 from orchestra.plugins.offline_models import CALLS_MARKER, delegation_task, dump_block, parse_calls, parse_results
 from orchestra.rollout import AgentConfig, RolloutRecord, RolloutSpec, execute
-from orchestra.session import Session
 from orchestra.teams.config import AppAgentsConfig, AppAgentSettings, TeamConfig
 
 ORACLE = ModelConfig(model="orchestra/oracle")
@@ -77,11 +76,12 @@ def test_results_blocks_read_back_and_garbage_is_no_result():
 
 
 def test_a_sub_agent_whose_task_lists_no_calls_says_so_and_makes_none(judge_pool):
-    with Session.open(scenario("starter_execution_calendar"), judge_pool=judge_pool) as s:
-        main = make_agent(s, Host.create(), model=ORACLE, scaffold="tool_calling")
+    with open_rollout(scenario("starter_execution_calendar"), judge_pool=judge_pool) as rollout:
+        main = rollout.main
+        assert main is not None
         outcome = anyio.run(lambda: spawn(main, "Add lunch with Sofia on Saturday.", model=ORACLE, scaffold="tool_calling"))
         assert outcome.ok and "I could not do this task: no calls block" in outcome.output
-        assert [d.steps for d in s.delegations] == [1]
+        assert [d.steps for d in rollout.delegations] == [1]
 
 
 # ------------------------------------------------------------------ the app-agent acts on its task text

@@ -12,6 +12,7 @@ import pytest
 
 from helpers import run_agent_on, write_script
 from orchestra.host import Host
+from orchestra.rollout import Rollout, RolloutSpec
 
 SCAFFOLDS = ("react", "tool_calling", "parallel_tools")
 
@@ -41,14 +42,14 @@ def _run_react(path, entries, tmp_path, host, judge_pool, **kw):
     from orchestra.agent import AgentContext, run_agent
     from orchestra.models import ModelConfig
     from orchestra.scaffolds.react import ReactScaffold
-    from orchestra.session import Session
 
     script = write_script(tmp_path, entries)
-    with Session.open(path, judge_pool=judge_pool) as s:
+    with Rollout.open(RolloutSpec(scenario=str(path)), host=host, judge_pool=judge_pool) as rollout:
+        s = rollout.session
         scaffold = ReactScaffold(s.tools)
-        agent = AgentContext(name="main", session=s, model=ModelConfig(model=f"orchestra/scripted:{script}"), scaffold=scaffold, host=host, **kw)
+        agent = AgentContext(name="main", rollout=rollout, model=ModelConfig(model=f"orchestra/scripted:{script}"), scaffold=scaffold, **kw)
         anyio.run(run_agent, agent)
-        result = s.finish()
+        result = rollout.finish().result
     return agent, scaffold, result
 
 

@@ -10,7 +10,8 @@ import pytest
 
 from helpers import write_script
 from orchestra.host import Host
-from orchestra.session import SEND_TO_USER_TOOL, WAIT_TOOL, Session
+from orchestra.rollout import Rollout, RolloutSpec
+from orchestra.session import SEND_TO_USER_TOOL, WAIT_TOOL
 
 RETRY = "\n***\n\nNow let's retry: take care not to repeat previous errors! If you have retried several times, try a completely different approach.\n"
 
@@ -40,11 +41,12 @@ def _run(path, entries, tmp_path, host, judge_pool, *, requests=None, **kw):
             return (yield)
 
     spy_host = Host.create(plugins=[Spy()]) if requests is not None else host
-    with Session.open(path, judge_pool=judge_pool) as s:
+    with Rollout.open(RolloutSpec(scenario=str(path)), host=spy_host, judge_pool=judge_pool) as rollout:
+        s = rollout.session
         scaffold = ReactScaffold(s.tools)
-        agent = AgentContext(name="main", session=s, model=ModelConfig(model=f"orchestra/scripted:{script}"), scaffold=scaffold, host=spy_host, **kw)
+        agent = AgentContext(name="main", rollout=rollout, model=ModelConfig(model=f"orchestra/scripted:{script}"), scaffold=scaffold, **kw)
         anyio.run(run_agent, agent)
-        result = s.finish()
+        result = rollout.finish().result
     return agent, scaffold, result
 
 
@@ -57,9 +59,10 @@ def test_system_prompt_is_ares_own(scenario_path, judge_pool, host):
     from orchestra.models import ModelConfig
     from orchestra.scaffolds.react import ReactScaffold
 
-    with Session.open(scenario_path("starter_adaptability_reply"), judge_pool=judge_pool) as s:
+    with Rollout.open(RolloutSpec(scenario=str(scenario_path("starter_adaptability_reply"))), host=host, judge_pool=judge_pool) as rollout:
+        s = rollout.session
         scaffold = ReactScaffold(s.tools)
-        scaffold.start(AgentContext(name="main", session=s, model=ModelConfig(model="orchestra/oracle"), scaffold=scaffold, host=host))
+        scaffold.start(AgentContext(name="main", rollout=rollout, model=ModelConfig(model="orchestra/oracle"), scaffold=scaffold))
         config = AgentConfigBuilder().build("default")
         config.base_agent_config.llm_engine_config.provider = "mock"  # never called
         are_agent = AgentBuilder().build(config, env=s.env.env, mock_responses=[])

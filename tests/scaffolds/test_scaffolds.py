@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from helpers import STARTER
-from helpers import run_agent_on, write_script
+from helpers import STARTER, run_agent_on, write_script
 from orchestra.host import Host
+from orchestra.rollout import Rollout, RolloutSpec
 
 SCAFFOLDS = ("react", "tool_calling", "parallel_tools")
 CASES = [(s, p) for s in SCAFFOLDS for p in STARTER]
@@ -93,12 +93,12 @@ def test_garbage_observations_say_what_was_wrong(scenario_path, judge_pool, host
     from orchestra.agent import AgentContext, run_agent
     from orchestra.models import ModelConfig
     from orchestra.scaffolds.react import ReactScaffold
-    from orchestra.session import Session
 
     script = write_script(tmp_path, GARBAGE["react"])
-    with Session.open(scenario_path("starter_execution_calendar"), judge_pool=judge_pool) as s:
+    with Rollout.open(RolloutSpec(scenario=str(scenario_path("starter_execution_calendar"))), host=host, judge_pool=judge_pool) as rollout:
+        s = rollout.session
         scaffold = ReactScaffold(s.tools)
-        agent = AgentContext(name="main", session=s, model=ModelConfig(model=f"orchestra/scripted:{script}"), scaffold=scaffold, host=host, max_steps=3)
+        agent = AgentContext(name="main", rollout=rollout, model=ModelConfig(model=f"orchestra/scripted:{script}"), scaffold=scaffold, max_steps=3)
         anyio.run(run_agent, agent)
     users = [m["content"] for m in scaffold.messages if m["role"] == "user"]
     errors = [m for m in users if "] ERROR:" in m]

@@ -29,7 +29,7 @@ import random
 import re
 import unicodedata
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from faker import Faker
@@ -38,17 +38,17 @@ from orchestra_dev.corpus import text as T
 
 # 2024-10-15 07:00:00 UTC, a Tuesday: the start time of the public Gaia2 universes.
 START_TIME = 1728975600.0
-START = datetime.fromtimestamp(START_TIME, tz=timezone.utc)
+START = datetime.fromtimestamp(START_TIME, tz=UTC)
 DT_FMT = "%Y-%m-%d %H:%M:%S"
 
 
 def ts(text: str) -> float:
     """'YYYY-MM-DD HH:MM:SS' (UTC) -> epoch seconds."""
-    return datetime.strptime(text, DT_FMT).replace(tzinfo=timezone.utc).timestamp()
+    return datetime.strptime(text, DT_FMT).replace(tzinfo=UTC).timestamp()
 
 
 def fmt(epoch: float) -> str:
-    return datetime.fromtimestamp(epoch, tz=timezone.utc).strftime(DT_FMT)
+    return datetime.fromtimestamp(epoch, tz=UTC).strftime(DT_FMT)
 
 
 def hid(*parts: object) -> str:
@@ -505,7 +505,7 @@ class Universe:
             i += 1
         # a few bulk discount codes
         bulk_items = [it for p in list(app.products.values())[7:] for it in p.variants.values()]
-        for n in range(max(3, self.scale.products // 25)):
+        for _ in range(max(3, self.scale.products // 25)):
             code = f"{self.words.word().upper()}{self.rng.randint(5, 30)}"
             for it in self.rng.sample(bulk_items, 3):
                 app.discount_codes.setdefault(it.item_id, {})[code] = float(self.rng.choice((5, 10, 15, 20)))
@@ -514,7 +514,7 @@ class Universe:
         catalogue = [p for p in app.products.values() if p not in planted.values()]
         orders = []
         for n in range(self.scale.orders):
-            when = datetime.fromtimestamp(self._when(START - timedelta(days=150), START - timedelta(days=8)), tz=timezone.utc)
+            when = datetime.fromtimestamp(self._when(START - timedelta(days=150), START - timedelta(days=8)), tz=UTC)
             items = {}
             for p in self.rng.sample(catalogue, self.rng.randint(1, 3)):
                 it = self.rng.choice(list(p.variants.values()))
@@ -525,7 +525,7 @@ class Universe:
             orders.append(Order(order_status=status, order_date=when, order_total=total,
                                 order_id=hid(self.spec.uid, "order", n), order_items=items))
         sp_item = item(speaker, 1)
-        speaker_order = Order(order_status="shipped", order_date=datetime(2024, 10, 12, 18, 42, tzinfo=timezone.utc),
+        speaker_order = Order(order_status="shipped", order_date=datetime(2024, 10, 12, 18, 42, tzinfo=UTC),
                               order_total=sp_item.price, order_id=hid(self.spec.uid, "order", "speaker"),
                               order_items={sp_item.item_id: CartItem(item_id=sp_item.item_id, quantity=1, price=sp_item.price,
                                                                       available=True, options=dict(sp_item.options))})
@@ -681,7 +681,7 @@ class Universe:
         for d in ("Documents/Work", "Documents/Personal", "Documents/Receipts", "Documents/Travel", "Documents/Taxes/2022",
                   "Documents/Insurance", "Documents/Medical", "Downloads", "Pictures", "Music", "Videos", "Desktop"):
             mkdir(d)
-        for n in range(self.scale.work_docs):
+        for _ in range(self.scale.work_docs):
             folder = self.rng.choice((f"Documents/Work/{self.project}", "Documents/Work/Reports", "Documents/Work/Meetings",
                                       "Documents/Work/Archive", "Documents/Personal", "Documents/Travel", "Desktop"))
             put(f"{folder}/{self.words.file_name(category=self.rng.choice(('office', 'text')))}")
@@ -694,7 +694,7 @@ class Universe:
         tax_files = ["payslip_summary_2023.pdf", "bank_interest_statement_2023.pdf", "charity_donation_receipts_2023.pdf"]
         for name in tax_files:
             put(f"Downloads/{name}")
-        for n in range(max(6, self.scale.work_docs // 6)):
+        for _ in range(max(6, self.scale.work_docs // 6)):
             put(f"Downloads/{self.words.file_name(category=self.rng.choice(('office', 'image', 'text')))}")
         trips = [f"{year} {city}" for year, city in zip((2022, 2023, 2023, 2024, 2024), [*self.other_cities, self.city][:5])]
         for n in range(self.scale.photos):
@@ -973,7 +973,7 @@ class Universe:
                 lines += party_lines
             if role == "friend2":
                 hoodie = self.facts["shop"]["hoodie"].name
-                lines.append((u.phone, ts("2024-10-14 18:30:00"), f"Is your birthday still on the 26th? I have a gift idea 😉"))
+                lines.append((u.phone, ts("2024-10-14 18:30:00"), "Is your birthday still on the 26th? I have a gift idea 😉"))
                 lines.append((p.phone, ts("2024-10-14 18:41:00"), "It is! You don't have to get me anything"))
                 self.facts["gift"] = {"product": hoodie}
             convs.append(self._conversation("msg", role, p.full, [u.phone, p.phone], lines))

@@ -213,7 +213,7 @@ def provider_handler() -> Any:
     """The process-wide litellm `CustomLLM` that routes each request to its run's channel."""
     global _handler
     if _handler is None:
-        from orchestra.models import import_litellm
+        from orchestra.litellm_setup import import_litellm
 
         litellm = import_litellm()
 
@@ -241,14 +241,9 @@ def provider_handler() -> Any:
 
 def ensure_provider() -> None:
     """Make litellm route `orchestra-parity/*` to the policy handler (idempotent)."""
-    from orchestra.models import import_litellm
+    from orchestra.litellm_setup import register_providers
 
-    litellm = import_litellm()
-    handler = provider_handler()
-    current = list(litellm.custom_provider_map or [])
-    if not any(e.get("provider") == PROVIDER and e.get("custom_handler") is handler for e in current):
-        current = [e for e in current if e.get("provider") != PROVIDER]
-        litellm.custom_provider_map = current + [{"provider": PROVIDER, "custom_handler": handler}]
+    register_providers({PROVIDER: provider_handler})
 
 
 def _fill(response: Any, model: str, text: str) -> Any:

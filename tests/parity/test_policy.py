@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from orchestra.are.policy import PolicyError, PolicyExhausted, as_factory, load_policy_file
+from orchestra.parity.policy import PolicyError, PolicyExhausted, as_factory, load_policy_file
 
 
 def test_list_policy_plays_replies_in_order_and_restarts_for_each_run(tmp_path: Path) -> None:

@@ -1,7 +1,7 @@
-"""Agent-loop parity: ARE's default agent and an orchestra scaffold, same policy, side by side.
+"""Agent-loop parity: two agent runs' traces (ARE's default agent, an orchestra scaffold) compared.
 
-`run_parity` runs both agents on one scenario file with the same scripted policy and compares
-what matters to a model and to a benchmark:
+`compare` checks two `AgentTrace`s of one scenario (`orchestra.parity.harness.run_parity` makes
+them with the same scripted policy) against each other on what matters to a model and to a benchmark:
 
 * the verdict (ARE's scripted judge, as each runner applies it);
 * the agent's tool calls, in order, with arguments and failure (from each event log — nested app
@@ -27,10 +27,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from orchestra.are.default_agent import AgentToolCall, AgentTrace, run_are_default_agent
-from orchestra.are.orchestra_agent import parity_session_config, run_orchestra_agent
-from orchestra.are.policy import ModelRequestRecord, PolicyFactory, as_factory
-from orchestra.scenario_files import ScenarioFile
+from orchestra.parity.policy import ModelRequestRecord
+from orchestra.parity.trace import AgentToolCall, AgentTrace
 
 #: How much of a unified diff a report shows per section.
 MAX_DIFF_LINES = 120
@@ -256,73 +254,3 @@ def compare(are: AgentTrace, orch: AgentTrace, *, source: str = "", window: Wall
             ]
             break
     return report
-
-
-# ------------------------------------------------------------------------------------------------
-# Running both sides
-# ------------------------------------------------------------------------------------------------
-
-
-def record_oracle_policy(file: ScenarioFile, *, judge_pool: Any = None, max_steps: int = 80) -> list[str]:
-    """An oracle-derived policy: the replies orchestra's `orchestra/oracle` model gives the `react`
-    scaffold on this scenario, recorded on the parity clock (one second per model call)."""
-    import anyio
-
-    from orchestra.hookspecs import hookimpl
-    from orchestra.host import Host
-    from orchestra.models import ModelConfig
-    from orchestra.rollout import AgentConfig, rollout_result
-    from orchestra.types import ModelResponse, Usage
-
-    replies: list[str] = []
-
-    class Recorder:
-        @hookimpl(wrapper=True, trylast=True)
-        def model_call(self, agent: Any, request: Any) -> Any:
-            inner = yield
-
-            async def record() -> ModelResponse:
-                response: ModelResponse = await inner
-                replies.append(response.text or "")
-                response.usage = Usage(0, 1)  # the parity clock: one second per call
-                return response
-
-            return record()
-
-    host = Host.create([Recorder()])
-    agent = AgentConfig(scaffold="react", model=ModelConfig(model="orchestra/oracle"), max_steps=max_steps)
-
-    async def go() -> Any:
-        return await rollout_result(file, agent, host=host, session_config=parity_session_config(), judge_pool=judge_pool)
-
-    anyio.run(go)
-    return replies
-
-
-def run_parity(
-    file: ScenarioFile,
-    policy: PolicyFactory | list[str] | str,
-    *,
-    max_iterations: int | None = None,
-    scaffold: str = "react",
-    plugins: tuple[object, ...] = (),
-    judge_pool: Any = None,
-) -> ParityReport:
-    """Run ARE's default agent and orchestra's `scaffold` on `file` with `policy`; compare.
-
-    `policy` is a factory (see `orchestra.are.policy`), a list of replies, or `"oracle"` for the
-    replies orchestra's oracle model gives (recorded once, then played to both agents).
-    """
-    if policy == "oracle":
-        factory = as_factory(record_oracle_policy(file, judge_pool=judge_pool))
-    elif isinstance(policy, list):
-        factory = as_factory(policy)
-    else:
-        factory = policy  # type: ignore[assignment]
-    start = time.time()
-    are = run_are_default_agent(file.text, str(file.path), factory, max_iterations=max_iterations)
-    orch = run_orchestra_agent(
-        file, factory, scaffold=scaffold, max_steps=max_iterations or 80, plugins=plugins, judge_pool=judge_pool
-    )
-    window = WallClockWindow(start, time.time())
-    return compare(are, orch, source=str(file.path), window=window)

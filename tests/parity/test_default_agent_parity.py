@@ -1,6 +1,6 @@
 """Agent-loop parity: ARE's real default agent vs orchestra's `react`, same scripted policy.
 
-Each case runs both agents (`orchestra.are.agent_parity.run_parity`) and requires byte-identical
+Each case runs both agents (`orchestra.parity.harness.run_parity`) and requires byte-identical
 behaviour: same verdict, same agent tool calls and arguments, same prompts, same request
 parameters. A failing case prints the first difference of each kind (first differing prompt:
 message, line, both texts, then a unified diff).
@@ -16,14 +16,15 @@ import copy
 from pathlib import Path
 
 import pytest
-
-from orchestra.are.agent_parity import compare, run_parity
-from orchestra.are.default_agent import run_are_default_agent
-from orchestra.are.policy import as_factory
-from orchestra.hookspecs import hookimpl
-from orchestra.scenario_files import ScenarioFile
 from parity_cases import ANSWER_SEARCH, CASES, SEND, act
 from parity_scenarios import starter
+
+from orchestra.hookspecs import hookimpl
+from orchestra.parity.are_agent import run_are_agent
+from orchestra.parity.compare import compare
+from orchestra.parity.harness import run_parity
+from orchestra.parity.policy import as_factory
+from orchestra.scenario_files import ScenarioFile
 
 LOOP_CASES = [n for n in CASES if not n.startswith("capability_")]
 CAPABILITY_CASES = [n for n in CASES if n.startswith("capability_")]
@@ -59,7 +60,7 @@ SEARCH_POLICY = [act("Emails__list_emails", {"folder_name": "INBOX"}), act(SEND,
 @pytest.fixture(scope="module")
 def are_search_trace():
     path = starter("starter_search_lookup")
-    return run_are_default_agent(path.read_text(), str(path), as_factory(SEARCH_POLICY))
+    return run_are_agent(path.read_text(), str(path), as_factory(SEARCH_POLICY))
 
 
 def test_are_side_runs_the_real_agent_and_records_what_it_saw(are_search_trace) -> None:
@@ -77,7 +78,7 @@ def test_are_side_runs_the_real_agent_and_records_what_it_saw(are_search_trace) 
 
 def test_are_side_is_deterministic(are_search_trace) -> None:
     path = starter("starter_search_lookup")
-    again = run_are_default_agent(path.read_text(), str(path), as_factory(SEARCH_POLICY))
+    again = run_are_agent(path.read_text(), str(path), as_factory(SEARCH_POLICY))
     report = compare(are_search_trace, again)
     assert report.identical, report.render()
     assert [r.messages for r in again.requests] == [r.messages for r in are_search_trace.requests]
@@ -106,7 +107,7 @@ def test_comparator_reports_tool_call_verdict_and_parameter_differences(are_sear
 
 
 def test_comparator_masks_only_wall_clock_timestamps(are_search_trace) -> None:
-    from orchestra.are.agent_parity import WallClockWindow
+    from orchestra.parity.compare import WallClockWindow
 
     window = WallClockWindow(start=1_790_000_000.0, end=1_790_000_100.0)
     text = "sim 1728975601.0 at 2024-10-15 07:00:01; wall 1790000050.25 at " + "2026-09-21 14:00:00"
@@ -136,10 +137,10 @@ def test_harness_reports_a_broken_orchestra_prompt(tmp_path: Path, judge_pool: o
 
 _DUMP_ARE_RUN = """
 import json, sys
-from orchestra.are.default_agent import run_are_default_agent
-from orchestra.are.policy import as_factory
+from orchestra.parity.are_agent import run_are_agent
+from orchestra.parity.policy import as_factory
 path, policy = sys.argv[1], json.loads(sys.argv[2])
-trace = run_are_default_agent(open(path).read(), path, as_factory(policy))
+trace = run_are_agent(open(path).read(), path, as_factory(policy))
 print(json.dumps({"requests": [r.messages for r in trace.requests], "events": trace.event_log, "success": trace.success}))
 """
 

@@ -1,0 +1,40 @@
+"""How a rollout is run — the settings the session, the agent loop and team files share.
+
+A small module on purpose: the session (`orchestra.session`), the agent loop (`orchestra.agent`)
+and team files (`orchestra.teams.config`) all import it, and it imports nothing of theirs, so none
+of them needs another just for a setting or a budget.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from orchestra.clock import ClockConfig
+from orchestra.judges import JudgeConfig
+
+#: ARE's default agent budget (`max_iterations=80`), counted over the whole scenario.
+DEFAULT_MAX_STEPS = 80
+#: A sub-agent's default budget (its own, not the main agent's).
+DEFAULT_SUB_AGENT_MAX_STEPS = 20
+#: ARE's default app-agent budget (`ARESimulationReactAppAgentConfig.max_iterations`).
+DEFAULT_APP_AGENT_MAX_STEPS = 50
+#: The tool a sub-agent returns through (added to sub-agents' tools by the built-in `subagents` plugin).
+FINAL_ANSWER_TOOL = "final_answer"
+
+RewardMode = Literal["binary", "dense"]
+
+
+class SessionConfig(BaseModel):
+    """How a rollout is run. Everything that changes a reward is in here, so it can be recorded."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    clock: ClockConfig = Field(default_factory=ClockConfig)
+    notification_verbosity: Literal["low", "medium", "high"] = "medium"
+    reward_mode: RewardMode = "binary"
+    duration: float | None = Field(
+        None, gt=0, description="Scenario duration in simulated seconds; default: ARE's cap (420 s Time, else 1800 s)."
+    )
+    judge: JudgeConfig = Field(default_factory=JudgeConfig, description="scripted (default) | llm | strict | a plugin's judge; see orchestra.judges")

@@ -1,0 +1,141 @@
+"""Batches of rollouts: specs for files, and an executor that runs them.
+
+A batch is a list of `(RolloutSpec, ScenarioFile | None)` pairs in a deterministic order
+(`specs_for`); an *executor* runs them and yields one `RolloutRecord` per spec as each finishes.
+Because a spec is plain data and a record carries its spec, an executor may run rollouts anywhere
+— on this event loop (`local`, the default), in worker processes or on a Ray cluster (executors to
+come, behind the same seam) — and the records mean the same.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterable, Sequence
+from pathlib import Path
+from typing import Protocol
+
+import anyio
+
+from orchestra.are.judge_pool import JudgePool
+from orchestra.config import SessionConfig
+from orchestra.errors import OrchestraError
+from orchestra.host import Host
+from orchestra.record import RolloutRecord
+from orchestra.rollout import execute
+from orchestra.scenario_files import ScenarioFile, resolve
+from orchestra.spec import AgentConfig, OracleConfig, PerturbationKind, RolloutSpec, TeamConfig
+
+__all__ = ["EXECUTORS", "Executor", "LocalExecutor", "execute_all", "execute_sources_sync", "executor", "specs_for"]
+
+Batch = Sequence[tuple[RolloutSpec, ScenarioFile | None]]
+
+
+def specs_for(
+    files: Iterable[ScenarioFile],
+    *,
+    agent: AgentConfig | None = None,
+    team: TeamConfig | None = None,
+    perturbations: Iterable[PerturbationKind | None] = (None,),
+    session: SessionConfig | None = None,
+    native_parity: bool = False,
+) -> list[tuple[RolloutSpec, ScenarioFile]]:
+    """One spec per file (an agent or a team), or per file and perturbation (the oracle), in deterministic order.
+
+    A team runs with `session` when given, else with the team file's own session settings."""
+    kinds = list(perturbations)
+    out = []
+    for file in files:
+        if team is not None:
+            out.append((RolloutSpec(scenario=str(file.path), team=team, session=session or team.session), file))
+        elif agent is not None:
+            out.append((RolloutSpec(scenario=str(file.path), agent=agent, session=session or SessionConfig()), file))
+        else:
+            for kind in kinds:
+                oracle = OracleConfig(perturbation=kind, native_parity=native_parity)
+                out.append((RolloutSpec(scenario=str(file.path), oracle=oracle, session=session or SessionConfig()), file))
+    return out
+
+
+class Executor(Protocol):
+    """Runs a batch, yielding one record per spec as each finishes (spec order when `concurrency` is 1)."""
+
+    def run(self, batch: Batch, *, host: Host, judge_pool: JudgePool | None, concurrency: int) -> AsyncIterator[RolloutRecord]: ...
+
+
+class LocalExecutor:
+    """Rollouts on this event loop: up to `concurrency` at once, worthwhile when the model is a
+    remote API and rollouts mostly wait for it. Each has its own session and judge (the pool
+    builds more judges as needed); a scenario file is read only once its rollout holds a slot."""
+
+    async def run(self, batch: Batch, *, host: Host, judge_pool: JudgePool | None, concurrency: int) -> AsyncIterator[RolloutRecord]:
+        if concurrency <= 1:
+            for spec, file in batch:
+                yield await execute(spec, host=host, judge_pool=judge_pool, file=file)
+            return
+        send, receive = anyio.create_memory_object_stream[RolloutRecord](max_buffer_size=concurrency)
+        limiter = anyio.CapacityLimiter(concurrency)
+
+        async def worker(spec: RolloutSpec, file: ScenarioFile | None) -> None:
+            async with limiter:
+                record = await execute(spec, host=host, judge_pool=judge_pool, file=file)
+            await send.send(record)
+
+        async def feed() -> None:
+            async with anyio.create_task_group() as tg:
+                for spec, file in batch:
+                    tg.start_soon(worker, spec, file)
+            await send.aclose()
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(feed)
+            async with receive:
+                async for record in receive:
+                    yield record
+
+
+#: Executors by name (`local` today; process and Ray executors come behind the same seam).
+EXECUTORS: dict[str, type[LocalExecutor]] = {"local": LocalExecutor}
+
+
+def executor(name: str = "local") -> Executor:
+    try:
+        return EXECUTORS[name]()
+    except KeyError:
+        raise OrchestraError(f"unknown executor {name!r}; available: {', '.join(sorted(EXECUTORS))}") from None
+
+
+async def execute_all(
+    specs: Iterable[tuple[RolloutSpec, ScenarioFile | None]],
+    *,
+    host: Host | None = None,
+    judge_pool: JudgePool | None = None,
+    concurrency: int = 1,
+    executor_name: str = "local",
+) -> AsyncIterator[RolloutRecord]:
+    """Yield one record per spec as each finishes (spec order when `concurrency` is 1)."""
+    if concurrency < 1:
+        raise OrchestraError(f"concurrency must be 1 or more, got {concurrency}")
+    run = executor(executor_name).run(list(specs), host=host or Host.create(), judge_pool=judge_pool, concurrency=concurrency)
+    async for record in run:
+        yield record
+
+
+def execute_sources_sync(
+    sources: Iterable[str | Path],
+    *,
+    perturbations: Iterable[PerturbationKind | None] = (None,),
+    session: SessionConfig | None = None,
+    judge_pool: JudgePool | None = None,
+    native_parity: bool = False,
+    capabilities: Iterable[str] = (),
+    scenario_ids: Iterable[str] = (),
+    limit: int | None = None,
+    host: Host | None = None,
+) -> list[RolloutRecord]:
+    """The oracle (plain and/or perturbed) over resolved sources, one record per rollout, in order."""
+    files = resolve(sources, capabilities=capabilities, scenario_ids=scenario_ids, limit=limit)
+    specs = specs_for(files, perturbations=perturbations, session=session, native_parity=native_parity)
+
+    async def go() -> list[RolloutRecord]:
+        return [r async for r in execute_all(specs, host=host, judge_pool=judge_pool)]
+
+    return anyio.run(go)
