@@ -2,9 +2,9 @@
 
 The `code` scaffold starts one interpreter per agent (`orchestra.scaffolds.code`); this wrapper
 around `agent_run` closes it when that agent's run ends, however it ends (a permanent model
-error, a cancelled task, KeyboardInterrupt). A loop driven from outside (`AgentStepper`) closes
-it with `agent.scaffold.close()`; the interpreters are daemon threads / `--die-with-parent`
-processes, so none outlives the process either.
+error, a cancelled task, KeyboardInterrupt), and `rollout_closed` closes the main agent's when
+the rollout is closed (the step API, where no `agent_run` runs the main agent). The interpreters
+are daemon threads / `--die-with-parent` processes, so none outlives the process either.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Generator
 
 from orchestra.hookspecs import hookimpl
-from orchestra.views import AgentView
+from orchestra.views import AgentView, RolloutView
 
 
 @hookimpl(wrapper=True)
@@ -23,8 +23,19 @@ def agent_run(agent: AgentView) -> Generator[None, Awaitable[None], Awaitable[No
         try:
             await inner
         finally:
-            close = getattr(agent.scaffold, "close", None)
-            if callable(close):
-                close()
+            _close(agent.scaffold)
 
     return run()
+
+
+@hookimpl
+def rollout_closed(rollout: RolloutView) -> None:
+    main = getattr(rollout, "main", None)
+    if main is not None:
+        _close(main.scaffold)
+
+
+def _close(scaffold: object) -> None:
+    close = getattr(scaffold, "close", None)
+    if callable(close):
+        close()

@@ -8,11 +8,10 @@ import anyio
 import pytest
 
 from helpers import scenario, write_script
-from orchestra.agent import make_agent, run_agent
 from orchestra.hookspecs import hookimpl
 from orchestra.host import Host
-from orchestra.models import ModelConfig, ModelError
-from orchestra.session import Session
+from orchestra.models import ModelConfig
+from orchestra.rollout import AgentConfig, Rollout, RolloutSpec
 from sandbox.conftest import BACKENDS, require_backend
 
 BLOCK = {"text": "Thought: t\nCode:\n```py\nkept = 41 + 1\nprint(kept)\n```<end_action>"}
@@ -56,10 +55,11 @@ def test_the_interpreter_is_torn_down_when_the_run_ends(backend, ending, tmp_pat
     host = Host.create([Interrupt()] if ending == "ctrl_c" else [], entry_points=False)
     seen: dict[str, bool] = {}
     before = _guest_threads()
-    with Session.open(scenario("starter_search_lookup"), judge_pool=judge_pool) as session:
-        agent = make_agent(session, host, model=ModelConfig(model=f"orchestra/scripted:{script}"), scaffold="code",
-                           scaffold_options={"sandbox": backend})
-        scaffold = agent.scaffold
+    spec = RolloutSpec(scenario=str(scenario("starter_search_lookup")),
+                       agent=AgentConfig(scaffold="code", model=ModelConfig(model=f"orchestra/scripted:{script}"), scaffold_options={"sandbox": backend}))
+    with Rollout.open(spec, host=host, judge_pool=judge_pool) as rollout:
+        assert rollout.main is not None
+        scaffold = rollout.main.scaffold
         original = scaffold.record
 
         def record(*args, **kwargs):
@@ -67,12 +67,30 @@ def test_the_interpreter_is_torn_down_when_the_run_ends(backend, ending, tmp_pat
             seen.setdefault("alive_during_run", _alive(scaffold))
 
         scaffold.record = record
-        expected = {"answer": None, "model_error": ModelError, "ctrl_c": KeyboardInterrupt}[ending]
-        if expected is None:
-            anyio.run(run_agent, agent)
+        if ending == "ctrl_c":
+            with pytest.raises(KeyboardInterrupt):
+                anyio.run(rollout.run)
         else:
-            with pytest.raises(expected):
-                anyio.run(run_agent, agent)
+            result = anyio.run(rollout.run)
+            assert (result.error is None) == (ending == "answer"), result.error
     assert seen["alive_during_run"] is True
     assert scaffold.sandbox is None  # closed by the `code_agent` plugin
     assert _guest_threads() == before
+
+
+def test_the_step_api_closes_the_interpreter_with_the_rollout(tmp_path, judge_pool):
+    """A trainer drives the main agent itself (no `agent_run`): closing the rollout ends the interpreter."""
+    from orchestra.types import ModelResponse, Usage
+
+    spec = RolloutSpec(scenario=str(scenario("starter_search_lookup")), agent=AgentConfig(scaffold="code", model=ModelConfig(model="trainer/own")))
+    with Rollout.open(spec, host=Host.create(entry_points=False), judge_pool=judge_pool) as rollout:
+        assert rollout.main is not None
+        scaffold = rollout.main.scaffold
+
+        async def one_step() -> None:
+            assert await rollout.next_request() is not None
+            await rollout.apply(ModelResponse(text=BLOCK["text"], tool_calls=[], usage=Usage(100, 10)))
+
+        anyio.run(one_step)
+        assert _alive(scaffold)
+    assert scaffold.sandbox is None

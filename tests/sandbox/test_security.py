@@ -29,11 +29,10 @@ import anyio
 import pytest
 
 from helpers import REPO, scenario
-from orchestra.agent import make_agent, run_agent
 from orchestra.host import Host
 from orchestra.models import ModelConfig
+from orchestra.rollout import AgentConfig, Rollout, RolloutSpec
 from orchestra.sandbox import SandboxConfig, SandboxLimits, ToolRequest
-from orchestra.session import Session
 from orchestra.types import ToolArg, ToolSpec
 from sandbox.conftest import BACKENDS, require_backend
 
@@ -172,14 +171,15 @@ def runs(tmp_path_factory: pytest.TempPathFactory, judge_pool: Any) -> dict[str,
         before = _host_snapshot(canary)
         with pytest.MonkeyPatch.context() as mp:
             mp.setenv("OPENAI_API_KEY", SECRET)
-            host = Host.create(entry_points=False)
-            with Session.open(path, judge_pool=judge_pool) as session:
-                agent = make_agent(
-                    session, host, model=ModelConfig(model=f"orchestra/scripted:{script}"), scaffold="code",
-                    scaffold_options={"sandbox": backend, "sandbox_limits": {**LIMITS, "cell_timeout_s": TIMEOUT[backend]}}, max_steps=len(entries),
-                )
-                anyio.run(run_agent, agent)
-                result = session.finish()
+            agent_config = AgentConfig(
+                scaffold="code", model=ModelConfig(model=f"orchestra/scripted:{script}"), max_steps=len(entries),
+                scaffold_options={"sandbox": backend, "sandbox_limits": {**LIMITS, "cell_timeout_s": TIMEOUT[backend]}},
+            )
+            with Rollout.open(RolloutSpec(scenario=str(path), agent=agent_config), host=Host.create(entry_points=False), judge_pool=judge_pool) as rollout:
+                record = anyio.run(rollout.run)
+                agent = rollout.main
+        assert agent is not None and record.result is not None, record.error
+        result = record.result
         observations = [m["content"] for m in agent.scaffold.messages if m["role"] == "user" and "[OUTPUT OF STEP" in m["content"]]
         out[backend] = Run(observations, result, json.dumps(result.event_log, default=str), before, _host_snapshot(canary))
     return out

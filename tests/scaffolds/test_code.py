@@ -12,7 +12,6 @@ import pytest
 
 from helpers import STARTER, run_agent_on, scenario, write_script
 from orchestra.host import Host
-from orchestra.session import Session
 from sandbox.conftest import BACKENDS, require_backend
 from teams.oracle_team_helpers import ALL_SCENARIOS, CallRecorder, assert_scores_one_through_app_agents, load_shipped_team, run_team, with_roles
 
@@ -34,14 +33,16 @@ def test_the_prompt_is_ares_code_agent_prompt(host):
     from orchestra.agent import make_agent
     from orchestra.are import agent_format
     from orchestra.models import ModelConfig
+    from orchestra.rollout import AgentConfig, Rollout, RolloutSpec
 
-    with Session.open(scenario("starter_search_lookup")) as session:
-        agent = make_agent(session, host, model=ModelConfig(model="orchestra/oracle"), scaffold="code")
+    spec = RolloutSpec(scenario=str(scenario("starter_search_lookup")), agent=AgentConfig(scaffold="code", model=ModelConfig(model="orchestra/oracle")))
+    with Rollout.open(spec, host=host) as rollout:
+        agent = rollout.main
+        assert agent is not None
         agent.scaffold.start(agent)
-        react = make_agent(session, host, model=ModelConfig(model="orchestra/oracle"), scaffold="react", name="r")
+        react = make_agent(rollout, model=ModelConfig(model="orchestra/oracle"), scaffold="react", name="r")
         react.scaffold.start(react)
         prompt = agent.scaffold.messages[0]["content"]
-        agent.scaffold.close()
     import_are = __import__("orchestra.are.imports", fromlist=["import_are"]).import_are
     import_are()
     from are.simulation.agents.default_agent.prompts.system_prompt import REACT_LOOP_CODE_SYSTEM_PROMPT, REACT_LOOP_JSON_SYSTEM_PROMPT
@@ -97,18 +98,21 @@ def test_code_app_agents_in_a_team_score_one(backend, judge_pool, monkeypatch):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_the_oracle_writing_code_scores_one_on_every_bundled_scenario(backend, host, judge_pool, monkeypatch):
-    """Alone (one call per block, and batched) and as app-agents of a team (main agent `code` too)."""
+@pytest.mark.parametrize("mode", [*ORACLES, "team"])
+def test_the_oracle_writing_code_scores_one_on_every_bundled_scenario(backend, mode, host, judge_pool, monkeypatch):
+    """Alone (one call per block, and batched: the same app calls as `tool_calling`) and as
+    app-agents of a team (main agent `code` too), on every bundled scenario."""
     require_backend(backend)
     monkeypatch.setenv("ORCHESTRA_SANDBOX", backend)
-    team = CodeTeam()
+    team = CodeTeam() if mode == "team" else None
     for path in ALL_SCENARIOS:
-        baseline = app_calls(run_agent_on(path, model="orchestra/oracle", scaffold="tool_calling", host=host, judge_pool=judge_pool))
-        for model in ORACLES:
-            result = run_agent_on(path, model=model, scaffold="code", host=host, judge_pool=judge_pool)
-            assert result.error is None and result.success and result.reward == 1.0, (path.stem, model, result.rationale)
-            assert app_calls(result) == baseline, (path.stem, model)
-        team.assert_scores_one(path, judge_pool)
+        if team is not None:
+            team.assert_scores_one(path, judge_pool)
+            continue
+        result = run_agent_on(path, model=mode, scaffold="code", host=host, judge_pool=judge_pool)
+        assert result.error is None and result.success and result.reward == 1.0, (path.stem, mode, result.rationale)
+        baseline = run_agent_on(path, model="orchestra/oracle", scaffold="tool_calling", host=host, judge_pool=judge_pool)
+        assert app_calls(result) == app_calls(baseline), (path.stem, mode)
 
 
 def test_compute_costs_simulated_time(tmp_path, host, judge_pool):
