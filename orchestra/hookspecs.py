@@ -101,6 +101,17 @@ def register_judges(register: Callable[[str, Callable[[JudgeConfig], Any]], None
     """
 
 
+@hookspec
+def register_sandboxes(register: Callable[[str, Callable[..., Any]], None]) -> None:
+    """Add sandbox backends for model-written code (the `code` scaffold).
+
+    :param register: `register(name, factory)`; `factory(tools: dict[str, ToolSpec], *, seed: int,
+        config: SandboxConfig)` returns an `orchestra.sandbox.Sandbox`. A name registered twice is an error.
+
+    Called once per host; the return value is ignored.
+    """
+
+
 # ------------------------------------------------------------------------------ a rollout
 
 

@@ -38,11 +38,14 @@ BUILTIN_PLUGINS: tuple[tuple[str, str], ...] = (
     ("agent2agent", "orchestra.plugins.agent2agent"),
     ("builtin_scaffolds", "orchestra.plugins.builtin_scaffolds"),
     ("clock", "orchestra.plugins.clock"),
+    ("code_agent", "orchestra.plugins.code_agent"),
     ("drivers", "orchestra.plugins.drivers"),
     ("judges", "orchestra.plugins.judges"),
     ("litellm_models", "orchestra.plugins.litellm_models"),
     ("notifications", "orchestra.plugins.notifications"),
     ("offline_models", "orchestra.plugins.offline_models"),
+    ("sandbox_bwrap", "orchestra.plugins.sandbox_bwrap"),
+    ("sandbox_wasm", "orchestra.plugins.sandbox_wasm"),
     ("session_tools", "orchestra.plugins.session_tools"),
     ("subagents", "orchestra.plugins.subagents"),
     ("termination", "orchestra.plugins.termination"),
@@ -64,7 +67,7 @@ class PluginInfo:
 
 
 class Host:
-    """Owns the plugin manager and what plugins registered: scaffolds, model providers, tools, judges."""
+    """Owns the plugin manager and what plugins registered: scaffolds, model providers, tools, judges, sandboxes."""
 
     def __init__(self, pm: pluggy.PluginManager, sources: dict[str, str]) -> None:
         self.pm = pm
@@ -74,6 +77,7 @@ class Host:
         self.models: dict[str, Any] = {}
         self.tools: dict[str, tuple[Any, Callable[..., Any]]] = {}
         self.judges: dict[str, Callable[[JudgeConfig], Any]] = {}
+        self.sandboxes: dict[str, Callable[..., Any]] = {}
         self._registered: dict[str, dict[str, list[str]]] = {}
         self._collect()
 
@@ -146,6 +150,7 @@ class Host:
             self.pm.subset_hook_caller("register_models", others)(register=lambda p, h: reg("model provider", self.models, p, h))
             self.pm.subset_hook_caller("register_tools", others)(register=lambda spec, fn: reg("tool", self.tools, spec.name, (spec, fn)))
             self.pm.subset_hook_caller("register_judges", others)(register=lambda mode, build: reg("judge", self.judges, mode, build))
+            self.pm.subset_hook_caller("register_sandboxes", others)(register=lambda n, f: reg("sandbox", self.sandboxes, n, f))
 
     @property
     def plugin_names(self) -> list[str]:
@@ -173,6 +178,12 @@ class Host:
         from orchestra.are.judges import judge_pool_for
 
         return judge_pool_for(config, self.judge_builder(config.mode))
+
+    def sandbox(self, name: str) -> Callable[..., Any]:
+        try:
+            return self.sandboxes[name]
+        except KeyError:
+            raise PluginError(f"unknown sandbox {name!r}; registered: {', '.join(sorted(self.sandboxes)) or 'none'}") from None
 
     def plugins(self) -> list[PluginInfo]:
         out = []

@@ -47,6 +47,10 @@ class HostView(Protocol):
         """The registered scaffold factory `name` (a `PluginError` naming the registered ones otherwise)."""
         ...
 
+    def sandbox(self, name: str) -> Callable[..., Any]:
+        """The registered sandbox backend `name` (`orchestra.sandbox`; a `PluginError` naming the registered ones otherwise)."""
+        ...
+
 
 class ScaffoldView(Protocol):
     """What plugins read of an agent's scaffold (offline models answer in its format)."""

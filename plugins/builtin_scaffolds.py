@@ -1,4 +1,4 @@
-"""Built-in plugin: registers the three bundled scaffolds, exactly as a third party would."""
+"""Built-in plugin: registers the bundled scaffolds, exactly as a third party would."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from orchestra.hookspecs import hookimpl
 
 @hookimpl
 def register_scaffolds(register: Callable[[str, Callable[..., Any]], None]) -> None:
+    from orchestra.scaffolds.code import CodeScaffold
     from orchestra.scaffolds.parallel_tools import ParallelToolsScaffold
     from orchestra.scaffolds.react import ReactScaffold
     from orchestra.scaffolds.tool_calling import ToolCallingScaffold
@@ -17,3 +18,4 @@ def register_scaffolds(register: Callable[[str, Callable[..., Any]], None]) -> N
     register("react", ReactScaffold)
     register("tool_calling", ToolCallingScaffold)
     register("parallel_tools", ParallelToolsScaffold)
+    register("code", CodeScaffold)

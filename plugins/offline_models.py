@@ -3,8 +3,9 @@
 Registered with litellm like any provider, so scaffolds cannot tell them from a real API:
 
 * `orchestra/oracle` answers with the scenario's next oracle action, in the calling scaffold's
-  format (ReAct text, or native tool calls — several at once when the scaffold allows parallel
-  calls), idling with `SystemApp__wait_for_notification` until the action is due. Usage is
+  format (ReAct text, native tool calls — several at once when the scaffold allows parallel
+  calls — or, for `code`, a ```py block making the call and printing its output;
+  `orchestra/oracle:batch` puts all of a reply's due calls in one block, as a loop), idling with `SystemApp__wait_for_notification` until the action is due. Usage is
   synthetic and deterministic (characters / 4), so the clock sees plausible token counts.
   In a team it plays both roles. The main agent's oracle, lacking an app's tools but holding its
   `<App>__expert_agent`, delegates that app's due actions (the consecutive ready ones of one
@@ -49,6 +50,8 @@ from orchestra.types import ModelRequest, ModelResponse
 from orchestra.views import AgentView
 
 PROVIDER = "orchestra"
+#: The oracle variant that, for the `code` scaffold, writes all of a turn's due calls in one block (a loop).
+ORACLE_BATCH = "oracle:batch"
 #: The agent whose model call is running in this task (set around the call by `model_call`).
 _CALLER: contextvars.ContextVar[AgentView | None] = contextvars.ContextVar("orchestra_offline_caller", default=None)
 
@@ -104,12 +107,12 @@ def _handler() -> Any:
                 agent = _CALLER.get()
                 if agent is None:
                     raise ModelSetupError(f"{PROVIDER}/{model} only answers inside an orchestra rollout (through the model_call hook)")
-                if model == "oracle":
-                    reply = oracle_reply(agent, kw["messages"], kw.get("optional_params") or {})
+                if model in ("oracle", ORACLE_BATCH):
+                    reply = oracle_reply(agent, kw["messages"], kw.get("optional_params") or {}, batch=model == ORACLE_BATCH)
                 elif model.startswith("scripted:"):
                     reply = scripted_reply(agent, model.removeprefix("scripted:"), kw["messages"])
                 else:
-                    raise ModelSetupError(f"unknown offline model {PROVIDER}/{model}; use {PROVIDER}/oracle or {PROVIDER}/scripted:<file>")
+                    raise ModelSetupError(f"unknown offline model {PROVIDER}/{model}; use {PROVIDER}/oracle, {PROVIDER}/{ORACLE_BATCH} or {PROVIDER}/scripted:<file>")
                 return _fill(litellm, kw["model_response"], model, reply)
 
         _HANDLER = OrchestraOffline()
@@ -195,9 +198,12 @@ class _OracleCursor:
         self.seen_records = len(agent.records)
 
 
-def oracle_reply(agent: Any, messages: list[dict[str, Any]], params: dict[str, Any]) -> dict[str, Any]:
+def oracle_reply(agent: Any, messages: list[dict[str, Any]], params: dict[str, Any], *, batch: bool = False) -> dict[str, Any]:
     """The oracle's next reply. The main agent follows the scenario's plan; a sub-agent (an
-    app-agent of a team) performs the calls its task text lists (`delegation_task`)."""
+    app-agent of a team) performs the calls its task text lists (`delegation_task`). `batch`
+    (`orchestra/oracle:batch`): a `code` scaffold gets all due calls in one block."""
+    if batch:
+        params = {**params, "parallel_tool_calls": True}
     if agent.role != "main":
         return _app_agent_reply(agent, messages, params)
     from orchestra.oracle import env_events, resolve_args
@@ -265,6 +271,8 @@ def _parallel(agent: Any, params: dict[str, Any]) -> bool:
     or it is a parallel scaffold asking for constrained JSON (no native tools, no such flag)."""
     if agent.scaffold.action_format == "react":
         return False
+    if agent.scaffold.action_format == "code":  # one call per block, unless the batch variant asked
+        return bool(params.get("parallel_tool_calls"))
     return bool(params.get("parallel_tool_calls")) or bool(getattr(agent.scaffold, "parallel", False))
 
 
@@ -286,14 +294,26 @@ def _expert_for(agent: Any, tool: str) -> str | None:
 
 
 def _format(agent: Any, messages: list[dict[str, Any]], thought: str, calls: list[dict[str, Any]]) -> dict[str, Any]:
-    """The calls as the calling scaffold expects them: one ReAct action, or native tool calls."""
+    """The calls as the calling scaffold expects them: one ReAct action, a code block, or native tool calls."""
     if agent.scaffold.action_format == "react":
         c = calls[0]
         reply: dict[str, Any] = {"text": f"Thought: {thought}\nAction:\n{json.dumps({'action': c['name'], 'action_input': c['arguments']})}<end_action>"}
+    elif agent.scaffold.action_format == "code":
+        reply = {"text": f"Thought: {thought}\nCode:\n```py\n{code_block(calls)}\n```<end_action>"}
     else:
         reply = {"text": None, "tool_calls": calls}
     reply["usage"] = synthetic_usage(messages, reply)
     return reply
+
+
+def code_block(calls: list[dict[str, Any]]) -> str:
+    """The oracle's code for `calls`: one call printed, or a loop over all of them (batch)."""
+    if len(calls) == 1:
+        c = calls[0]
+        args = ", ".join(f"{k}={v!r}" for k, v in c["arguments"].items())
+        return f"result = {c['name']}({args})\nprint(result)"
+    rows = "\n".join(f"    ({c['name']}, {c['arguments']!r})," for c in calls)
+    return f"calls = [\n{rows}\n]\nfor tool, arguments in calls:\n    print(tool(**arguments))"
 
 
 # ---- delegation: the task text the main oracle sends, and the answer the app-agent's oracle returns

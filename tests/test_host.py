@@ -14,7 +14,10 @@ from orchestra.hookspecs import hookimpl
 from orchestra.host import Host, PluginError
 
 #: The built-in plugin set, in registration order (pinned: a stray installed plugin cannot change it).
-BUILTIN_ORDER = ["agent2agent", "builtin_scaffolds", "clock", "drivers", "judges", "litellm_models", "notifications", "offline_models", "session_tools", "subagents", "termination", "tracing"]
+BUILTIN_ORDER = [
+    "agent2agent", "builtin_scaffolds", "clock", "code_agent", "drivers", "judges", "litellm_models", "notifications", "offline_models",
+    "sandbox_bwrap", "sandbox_wasm", "session_tools", "subagents", "termination", "tracing",
+]
 BUILTINS = set(BUILTIN_ORDER)
 
 
@@ -25,8 +28,9 @@ def test_builtins_are_registered_first_in_a_fixed_order():
     assert BUILTINS <= set(infos)
     assert all(infos[n].source == "builtin" for n in BUILTINS)
     assert set(host.scaffolds) >= {"react", "tool_calling", "parallel_tools"}
-    assert infos["builtin_scaffolds"].registered == {"scaffold": ["react", "tool_calling", "parallel_tools"]}
+    assert infos["builtin_scaffolds"].registered == {"scaffold": ["react", "tool_calling", "parallel_tools", "code"]}
     assert "orchestra" in host.models
+    assert infos["sandbox_wasm"].registered == {"sandbox": ["wasm"]} and infos["sandbox_bwrap"].registered == {"sandbox": ["bwrap"]}
 
 
 def test_misspelled_hook_fails_loudly():
@@ -103,7 +107,7 @@ def test_plugins_command(capsys):
     assert infos["clock"]["hooks"] == ["model_response", "tool_call"]
     assert main(["plugins"]) == 0
     out = capsys.readouterr().out
-    assert "builtin_scaffolds  (builtin)" in out and "registers scaffold: react, tool_calling, parallel_tools" in out
+    assert "builtin_scaffolds  (builtin)" in out and "registers scaffold: react, tool_calling, parallel_tools, code" in out
 
 
 def test_inline_plugin_objects_get_stable_names_and_bad_ones_a_clear_error():

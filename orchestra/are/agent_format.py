@@ -74,12 +74,13 @@ def are_app_agent_system_prompt(*, agent_instructions: str, tool_descriptions: s
     return str(prompt).replace("<<tool_descriptions>>", tool_descriptions)
 
 
-def are_app_agent_react_system_prompt(tools: dict[str, Any]) -> str:
+def are_app_agent_react_system_prompt(tools: dict[str, Any], *, prompt: str | None = None) -> str:
     """What ARE's app-agent shows its model (`AppAgentConfigBuilder.build("default_app_agent")`, then
     `BaseAgent.initialize`): `DEFAULT_ARE_SIMULATION_APP_AGENT_REACT_JSON_SYSTEM_PROMPT` — no
     notification policy, date or scenario prompt — with its tools filled in by
     `update_system_prompt_with_tools`. `tools` as `are_agent_tools` builds them (the app's
-    `AppToolAdapter`s, then ARE's `FinalAnswerTool`)."""
+    `AppToolAdapter`s, then ARE's `FinalAnswerTool`). `prompt`: another app-agent prompt of the
+    same recipe (`are_code_prompts`)."""
     import_are()
     from are.simulation.agents.default_agent.base_agent import (
         update_system_prompt_with_tools,
@@ -88,7 +89,8 @@ def are_app_agent_react_system_prompt(tools: dict[str, Any]) -> str:
         DEFAULT_ARE_SIMULATION_APP_AGENT_REACT_JSON_SYSTEM_PROMPT,
     )
 
-    prompts = update_system_prompt_with_tools({"system_prompt": str(DEFAULT_ARE_SIMULATION_APP_AGENT_REACT_JSON_SYSTEM_PROMPT)}, list(tools.values()))
+    base = prompt if prompt is not None else str(DEFAULT_ARE_SIMULATION_APP_AGENT_REACT_JSON_SYSTEM_PROMPT)
+    prompts = update_system_prompt_with_tools({"system_prompt": base}, list(tools.values()))
     return "\n\n".join(str(p) for p in prompts.values())
 
 
@@ -175,9 +177,10 @@ def are_tool_description(tool: Any) -> str:
     return str(get_tool_description_with_args(tool))
 
 
-def are_react_system_prompt(env: DrivenEnvironment, scenario: Any, tools: dict[str, Any]) -> str:
+def are_react_system_prompt(env: DrivenEnvironment, scenario: Any, tools: dict[str, Any], *, prompt: str | None = None) -> str:
     """ARE's default agent system prompt, filled in ARE's order (`ARESimulationAgent.init_system_prompt`,
-    then `update_system_prompt_with_tools` at the agent's first run)."""
+    then `update_system_prompt_with_tools` at the agent's first run). `prompt`: another of ARE's
+    agent prompts filled the same way (`are_code_prompts`); default the JSON ReAct one."""
     import_are()
     from are.simulation.agents.default_agent.base_agent import (
         update_system_prompt_with_tools,
@@ -187,7 +190,7 @@ def are_react_system_prompt(env: DrivenEnvironment, scenario: Any, tools: dict[s
         get_notification_system_prompt,
     )
 
-    prompt = str(DEFAULT_ARE_SIMULATION_REACT_JSON_SYSTEM_PROMPT)
+    prompt = prompt if prompt is not None else str(DEFAULT_ARE_SIMULATION_REACT_JSON_SYSTEM_PROMPT)
     if scenario.additional_system_prompt is not None:
         prompt += "\n\n" + scenario.additional_system_prompt
     prompt = prompt.replace("<<notification_system_description>>", get_notification_system_prompt(env.env.notification_system, scenario.apps))
@@ -196,6 +199,37 @@ def are_react_system_prompt(env: DrivenEnvironment, scenario: Any, tools: dict[s
     prompt = prompt.replace("<<agent_reminder_description>>", "")
     prompts = update_system_prompt_with_tools({"system_prompt": prompt}, list(tools.values()))
     return "\n\n".join(str(p) for p in prompts.values())
+
+
+def are_code_prompts(*, hints: bool = False) -> tuple[str, str]:
+    """ARE's code-agent prompts (`REACT_LOOP_CODE_SYSTEM_PROMPT`, with `CODE_AGENT_HINTS` when
+    `hints`): the main agent's (`DEFAULT_ARE_SIMULATION_REACT_CODE_SYSTEM_PROMPT[_WITH_HINTS]`) and
+    an app-agent's, built by ARE's app-agent recipe (`format_app_agent_system_prompt` over the
+    code instructions and ARE's environment instructions with `APP_AGENT_HINTS`; ARE 1.2.0 ships
+    the JSON app-agent prompt only). Both still hold `<<tool_descriptions>>` and, the main one,
+    the notification / date placeholders `are_react_system_prompt` fills."""
+    import_are()
+    from are.simulation.agents.default_agent.prompts.system_prompt import (
+        APP_AGENT_HINTS,
+        ARE_SIMULATION_ENVIRONMENT_INSTRUCTIONS,
+        CODE_AGENT_HINTS,
+        DEFAULT_ARE_SIMULATION_REACT_CODE_SYSTEM_PROMPT,
+        DEFAULT_ARE_SIMULATION_REACT_CODE_SYSTEM_PROMPT_WITH_HINTS,
+        GENERAL_SYSTEM_PROMPT_TEMPLATE,
+        REACT_LOOP_CODE_SYSTEM_PROMPT,
+        SYSTEM_PROMPT_TEMPLATE,
+        format_app_agent_system_prompt,
+    )
+
+    main = DEFAULT_ARE_SIMULATION_REACT_CODE_SYSTEM_PROMPT_WITH_HINTS if hints else DEFAULT_ARE_SIMULATION_REACT_CODE_SYSTEM_PROMPT
+    app = format_app_agent_system_prompt(
+        SYSTEM_PROMPT_TEMPLATE.format(
+            general_instructions=GENERAL_SYSTEM_PROMPT_TEMPLATE,
+            agent_instructions=REACT_LOOP_CODE_SYSTEM_PROMPT.format(code_agent_hints=CODE_AGENT_HINTS if hints else ""),
+            environment_instructions=ARE_SIMULATION_ENVIRONMENT_INSTRUCTIONS.format(environment_hints=APP_AGENT_HINTS),
+        )
+    )
+    return str(main), str(app)
 
 
 class _Silent:
@@ -219,6 +253,36 @@ def are_parse_action(llm_output: str) -> tuple[str, Any]:
     action = executor.extract_action(llm_output=llm_output, split_token=executor.action_token)
     parsed = executor.parse_action(action)
     return str(parsed.tool_name), parsed.arguments
+
+
+def are_split_action(llm_output: str, token: str) -> tuple[str, str]:
+    """ARE's `BaseActionExecutor.extract_action` with another action token (the code agent's
+    `Code:`): (rationale, action text), raising ARE's `InvalidActionAgentError` (no token) or
+    `FormatError` (several)."""
+    import_are()
+    from are.simulation.agents.default_agent.tools.json_action_executor import (
+        JsonActionExecutor,
+    )
+
+    executor = JsonActionExecutor(use_custom_logger=False)
+    executor.logger = _Silent()
+    action = executor.extract_action(llm_output=llm_output, split_token=token)
+    return str(action.rationale), str(action.action)
+
+
+def are_format_error(message: str) -> BaseException:
+    """ARE's `FormatError` (an output whose action cannot be read)."""
+    import_are()
+    from are.simulation.exceptions import FormatError
+
+    return FormatError(message)
+
+
+def is_are_missing_token_error(exc: BaseException) -> bool:
+    import_are()
+    from are.simulation.exceptions import InvalidActionAgentError
+
+    return isinstance(exc, InvalidActionAgentError)
 
 
 def are_error_text(exc: BaseException) -> str:

@@ -37,11 +37,11 @@ def solo(tmp_path: Path) -> Path:
 def test_check_passes_every_shipped_team_and_warns_about_unset_secrets(capsys, monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     files = [str(p) for p in shipped_teams()]
-    assert len(files) == 6
+    assert len(files) == 7
     assert main(["teams", "check", *files]) == 0
     out, err = capsys.readouterr()
     lines = out.splitlines()
-    assert len(lines) == 6 and all(line.startswith("OK    ") for line in lines)
+    assert len(lines) == 7 and all(line.startswith("OK    ") for line in lines)
     oracle = next(line for line in lines if "oracle.yaml" in line)
     assert "main: react orchestra/oracle" in oracle and "app-agents: all apps -> as main" in oracle
     het = next(line for line in lines if "heterogeneous.yaml" in line)
@@ -60,7 +60,7 @@ def test_check_reports_each_bad_file_and_exits_2(capsys, tmp_path, solo):
     out, err = capsys.readouterr()
     assert out.splitlines() == [
         f"OK    {solo}: team solo | main: react orchestra/oracle | no app-agents",
-        f"FAIL  {bad}:7: main.scaffold: unknown scaffold 'reactt' (registered: parallel_tools, react, tool_calling)",
+        f"FAIL  {bad}:7: main.scaffold: unknown scaffold 'reactt' (registered: code, parallel_tools, react, tool_calling)",
     ]
     bad.write_text("name: bad\napp_agents:\n  apps: [Calendarr]\nmain:\n  model: m\n  scaffold: reactt\n")
     assert main(["teams", "check", str(bad)]) == 2

@@ -13,7 +13,7 @@ from orchestra.teams.config import TeamConfig
 from orchestra.teams.loading import TeamError, load_team, read_team, redacted
 from orchestra.teams.shipped import shipped_root, shipped_teams, team_path
 
-SHIPPED = ("react", "tool_calling", "parallel_tools", "all_app_agents", "heterogeneous", "oracle")
+SHIPPED = ("react", "tool_calling", "parallel_tools", "code", "all_app_agents", "heterogeneous", "oracle")
 
 
 @pytest.fixture(scope="module")
@@ -183,7 +183,7 @@ def test_unknown_scaffolds_are_reported_for_main_defaults_and_overrides(write, h
             CalendarApp:
               scaffold: reactt
         """), host)
-    registered = "(registered: parallel_tools, react, tool_calling)"
+    registered = "(registered: code, parallel_tools, react, tool_calling)"
     assert found == [
         f":3: main.scaffold: unknown scaffold 'reactt' {registered}",
         f":8: app_agents.defaults.scaffold: unknown scaffold 'tool_caling' {registered}",
@@ -288,7 +288,7 @@ def test_a_plugin_the_host_rejects_gets_a_one_line_error(write, tmp_path, monkey
 
 
 def test_a_missing_file_names_the_shipped_teams(tmp_path):
-    with pytest.raises(TeamError, match=r"no_such\.yaml: no such team file \(shipped teams, usable by name: all_app_agents, heterogeneous, oracle"):
+    with pytest.raises(TeamError, match=r"no_such\.yaml: no such team file \(shipped teams, usable by name: all_app_agents, code, heterogeneous, oracle"):
         read_team(tmp_path / "no_such.yaml")
 
 
@@ -348,7 +348,7 @@ def test_the_shipped_set_is_exactly_the_documented_one():
 
 def test_shipped_teams_have_the_promised_shapes(host):
     teams = {name: load_team(team_path(name), host=lambda plugins: host) for name in SHIPPED}
-    for scaffold in ("react", "tool_calling", "parallel_tools"):
+    for scaffold in ("react", "tool_calling", "parallel_tools", "code"):
         team = teams[scaffold]
         assert team.main.scaffold == scaffold and team.app_agents is not None and team.app_agents.apps == "all"
         assert team.app_agent("Calendar").scaffold == scaffold
