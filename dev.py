@@ -78,7 +78,9 @@ def _run(cmd: list[str | Path], **kw: object) -> None:
 
 
 def _digest(lock: Path) -> str:
-    return hashlib.sha256(lock.read_bytes() + (ROOT / "pyproject.toml").read_bytes() + (ENVIRONMENT / "pyproject.toml").read_bytes() + INSTALL_FORMAT.encode()).hexdigest()
+    return hashlib.sha256(
+        lock.read_bytes() + (ROOT / "pyproject.toml").read_bytes() + (ENVIRONMENT / "pyproject.toml").read_bytes() + INSTALL_FORMAT.encode()
+    ).hexdigest()
 
 
 def compile_own_packages() -> None:
@@ -137,7 +139,10 @@ def ensure_phoenix_env() -> None:
         _run([_bin("python"), "-m", "pip", "install", "-q", "--disable-pip-version-check", f"uv=={UV_VERSION}"])
     stamp.unlink(missing_ok=True)  # a sync cut short must not leave the old stamp behind
     print("installing Arize Phoenix (the trace backend of the tracing integration test)", flush=True)
-    _run([_bin("uv"), "pip", "sync", "--python", python, "--require-hashes", "--compile-bytecode", PHOENIX_LOCK], env={**os.environ, "VIRTUAL_ENV": str(PHOENIX_VENV)})
+    _run(
+        [_bin("uv"), "pip", "sync", "--python", python, "--require-hashes", "--compile-bytecode", PHOENIX_LOCK],
+        env={**os.environ, "VIRTUAL_ENV": str(PHOENIX_VENV)},
+    )
     stamp.write_text(digest + "\n")
 
 
@@ -160,8 +165,8 @@ def main(argv: list[str]) -> int:
         # app-agents for every app) on every bundled scenario, each rollout judged.
         cmd = [_bin("orchestra"), "run", "--team", ROOT / "teams" / "oracle.yaml", "--scenarios", ROOT / "scenarios", *extra]
     elif job == "test":
-        # The linter and the type checker first (configured in pyproject.toml): an error fails CI.
-        for check in ([_bin("ruff"), "check", *LINTED], [_bin("mypy")]):
+        # The linter, the formatter's check and the type checker first (configured in pyproject.toml): an error fails CI.
+        for check in ([_bin("ruff"), "check", *LINTED], [_bin("ruff"), "format", "--check", *LINTED], [_bin("mypy")]):
             print("+", " ".join(str(c) for c in check), flush=True)
             code = subprocess.run([str(c) for c in check], cwd=ROOT, env=env).returncode
             if code:

@@ -52,8 +52,11 @@ def measure(concurrency: int, *, latency: float, turns: int) -> dict[str, Any]:
     with MockServer(latency=latency) as server:
         client = vf.ClientConfig(api_base_url=server.base_url, api_key_var="BENCH_MOCK_KEY", max_retries=0)
         started = time.perf_counter()
-        out = asyncio.run(env.evaluate(client, "mock-policy", num_examples=n_examples, rollouts_per_example=per_example,
-                                       max_concurrent=concurrency, on_progress=lambda *a, **k: None))
+        out = asyncio.run(
+            env.evaluate(
+                client, "mock-policy", num_examples=n_examples, rollouts_per_example=per_example, max_concurrent=concurrency, on_progress=lambda *a, **k: None
+            )
+        )
         wall = time.perf_counter() - started
     env_ms: list[float] = []
     model_ms: list[float] = []
@@ -65,9 +68,16 @@ def measure(concurrency: int, *, latency: float, turns: int) -> dict[str, Any]:
         env_ms += [(s["end"] - s["start"]) * 1000 for s in timing["env"]["spans"]]
         model_ms += [(s["end"] - s["start"]) * 1000 for s in timing["model"]["spans"]]
     row = {
-        "concurrency": concurrency, "rollouts": len(out["outputs"]), "errors": errors, "env_responses": len(env_ms), "model_calls": len(model_ms),
-        "env_median_ms": statistics.median(env_ms), "env_p99_ms": pct(env_ms, 0.99),
-        "model_median_ms": statistics.median(model_ms), "model_p99_ms": pct(model_ms, 0.99), "wall_s": wall,
+        "concurrency": concurrency,
+        "rollouts": len(out["outputs"]),
+        "errors": errors,
+        "env_responses": len(env_ms),
+        "model_calls": len(model_ms),
+        "env_median_ms": statistics.median(env_ms),
+        "env_p99_ms": pct(env_ms, 0.99),
+        "model_median_ms": statistics.median(model_ms),
+        "model_p99_ms": pct(model_ms, 0.99),
+        "wall_s": wall,
     }
     row["median_ratio"] = row["env_median_ms"] / row["model_median_ms"]
     row["p99_ratio"] = row["env_p99_ms"] / row["model_p99_ms"]
@@ -86,8 +96,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"mock model latency {args.latency * 1000:.0f} ms, {args.turns} turns per rollout (ms; ratio = env_response / model call)")
     print(f"{'conc':>4} {'rollouts':>8} {'env med':>8} {'env p99':>8} {'model med':>9} {'model p99':>9} {'med ratio':>9} {'p99 ratio':>9}")
     for r in rows:
-        print(f"{r['concurrency']:>4} {r['rollouts']:>8} {r['env_median_ms']:>8.1f} {r['env_p99_ms']:>8.1f} {r['model_median_ms']:>9.1f} "
-              f"{r['model_p99_ms']:>9.1f} {r['median_ratio']:>9.2f} {r['p99_ratio']:>9.2f}")
+        print(
+            f"{r['concurrency']:>4} {r['rollouts']:>8} {r['env_median_ms']:>8.1f} {r['env_p99_ms']:>8.1f} {r['model_median_ms']:>9.1f} "
+            f"{r['model_p99_ms']:>9.1f} {r['median_ratio']:>9.2f} {r['p99_ratio']:>9.2f}"
+        )
     if args.json:
         args.json.write_text(json.dumps({"latency_s": args.latency, "turns": args.turns, "rows": rows}, indent=2))
     return 0 if all(r["errors"] == 0 for r in rows) else 1

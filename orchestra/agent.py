@@ -199,17 +199,14 @@ class AgentStepper:
         self._check_pending(what)
         wanted = ModelResponse if what == "apply" else ModelError
         if not isinstance(answer, wanted):
-            raise OrchestraError(
-                f"agent {self.agent.name!r}: {what}() takes an {wanted.__module__}.{wanted.__name__}, got {type(answer).__name__}"
-            )
+            raise OrchestraError(f"agent {self.agent.name!r}: {what}() takes an {wanted.__module__}.{wanted.__name__}, got {type(answer).__name__}")
 
     def _check_pending(self, what: str) -> None:
         if self.finished:
             raise OrchestraError(f"agent {self.agent.name!r}: {what}() after the agent finished (next_request() returned None)")
         if self._pending is None or not self._handed_out:
             raise OrchestraError(
-                f"agent {self.agent.name!r}: {what}() without a request to answer: call next_request() first "
-                "(each request takes exactly one apply() or fail())"
+                f"agent {self.agent.name!r}: {what}() without a request to answer: call next_request() first (each request takes exactly one apply() or fail())"
             )
 
     async def _advance(self, step: Any) -> None:
@@ -434,8 +431,16 @@ def make_agent(
     factory = host.scaffold(scaffold)
     base = dict(tools) if tools is not None else {**rollout.session.tools, **{n: spec for n, (spec, _) in host.tools.items()}}
     agent = AgentContext(
-        name=name, rollout=rollout, model=model, scaffold=None,  # type: ignore[arg-type]  # built below
-        max_steps=max_steps, role=role, parent=parent, task=task, tools=base, app=app,
+        name=name,
+        rollout=rollout,
+        model=model,
+        scaffold=None,  # type: ignore[arg-type]  # built below
+        max_steps=max_steps,
+        role=role,
+        parent=parent,
+        task=task,
+        tools=base,
+        app=app,
     )
     agent.ledger.scaffold = scaffold
     host.hook.agent_tools(agent=agent, tools=agent.tools)
@@ -479,9 +484,17 @@ async def spawn(
         n += 1
         unique = f"{base}#{n}"
     child = make_agent(
-        rollout, model=model or parent.model, scaffold=scaffold or parent.ledger.scaffold or "tool_calling",
-        scaffold_options=scaffold_options, name=unique, role="sub", parent=parent.name, task=task,
-        max_steps=max_steps, tools=tools if tools is not None else dict(parent.tools), app=app,
+        rollout,
+        model=model or parent.model,
+        scaffold=scaffold or parent.ledger.scaffold or "tool_calling",
+        scaffold_options=scaffold_options,
+        name=unique,
+        role="sub",
+        parent=parent.name,
+        task=task,
+        max_steps=max_steps,
+        tools=tools if tools is not None else dict(parent.tools),
+        app=app,
     )
     label = call.name if call is not None else "spawn"
     arguments = call.arguments if call is not None else {"task": task}
@@ -510,10 +523,19 @@ async def spawn(
         outcome = ToolOutcome(label, arguments, ok=False, error=f"sub-agent {child.name!r} failed: {why}", sim_time=started)
     rollout.record_delegation(
         Delegation(
-            caller=parent.name, callee=child.name, tool=label, task=sent if sent is not None else task, ok=outcome.ok,
-            answer=outcome.output if outcome.ok else None, error=outcome.error, app=app,
-            start=round(elapsed, 6), duration=round(session.now - started, 6),
-            steps=ledger.steps, prompt_tokens=ledger.prompt_tokens, completion_tokens=ledger.completion_tokens,
+            caller=parent.name,
+            callee=child.name,
+            tool=label,
+            task=sent if sent is not None else task,
+            ok=outcome.ok,
+            answer=outcome.output if outcome.ok else None,
+            error=outcome.error,
+            app=app,
+            start=round(elapsed, 6),
+            duration=round(session.now - started, 6),
+            steps=ledger.steps,
+            prompt_tokens=ledger.prompt_tokens,
+            completion_tokens=ledger.completion_tokens,
         )
     )
     return outcome

@@ -55,6 +55,7 @@ def expand_env(value: Any, *, where: str) -> Any:
     """`value` with every `${VAR}` replaced by the variable's value, recursively through dicts and
     lists; an unset variable is a permanent `ModelError` naming it and `where` it was used."""
     if isinstance(value, str):
+
         def sub(match: re.Match[str]) -> str:
             var = match.group(1)
             if var not in os.environ:

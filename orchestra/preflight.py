@@ -57,6 +57,7 @@ def models_of(spec: RolloutSpec) -> list[ModelUse]:
     """Every model the spec's agents may call (main, app-agent defaults, per-app overrides) and the LLM judge's."""
     found: list[tuple[str, ModelConfig]] = []
     if spec.team is not None:
+
         def collect(settings: Any) -> Any:
             if settings.model is not None:
                 found.append((f"team {spec.team.name!r}" if spec.team else "team", settings.model))
@@ -160,4 +161,3 @@ def _check_endpoint(endpoint: str, api_key: str | None, where: str, timeout: flo
     if response.status_code in (401, 403):
         raise PreflightError(f"{where}: endpoint {endpoint}: authentication failed (HTTP {response.status_code}; check the API key)")
     log.info("%s: endpoint %s answered %s (HTTP %d)", where, endpoint, url, response.status_code)
-

@@ -74,10 +74,15 @@ class RichDisplay:
         self._tally = _Tally(total, done)
         self.console = Console(file=file or sys.stdout, highlight=False)
         self._progress = Progress(
-            TextColumn("[bold]rollouts"), BarColumn(), MofNCompleteColumn(),
+            TextColumn("[bold]rollouts"),
+            BarColumn(),
+            MofNCompleteColumn(),
             TextColumn("pass {task.fields[rate]}  errors {task.fields[errors]}  tokens {task.fields[tokens]:,}  ${task.fields[cost]:.4f}"),
-            TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
-            console=self.console, transient=False,
+            TimeElapsedColumn(),
+            TextColumn("ETA"),
+            TimeRemainingColumn(),
+            console=self.console,
+            transient=False,
         )
         self._task = self._progress.add_task("run", total=total, completed=self._tally.done, **self._tally.fields)
 
@@ -94,8 +99,15 @@ class RichDisplay:
         self._progress.update(self._task, completed=self._tally.done, **self._tally.fields)
 
 
-def display_for(*, json_rows: bool, line: Callable[[RolloutRecord], str], emit: Callable[[RolloutRecord], None],
-                total: int, done: list[RolloutRecord], rich: bool | None = None) -> Display:
+def display_for(
+    *,
+    json_rows: bool,
+    line: Callable[[RolloutRecord], str],
+    emit: Callable[[RolloutRecord], None],
+    total: int,
+    done: list[RolloutRecord],
+    rich: bool | None = None,
+) -> Display:
     """Rich on a terminal (unless `rich` is False), plain lines otherwise; JSON rows are always plain."""
     if json_rows:
         return PlainDisplay(emit)

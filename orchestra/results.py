@@ -107,8 +107,12 @@ def build_manifest(batch: Batch, *, runs: int = 1) -> Manifest:
         scenarios[spec.scenario] = ScenarioEntry(sha256=hashlib.sha256(file.text.encode()).hexdigest(), scenario_id=scenario_id, capabilities=capabilities)
     models = sorted({f"{use.who}: {use.model}" + (f" @ {use.endpoint}" if use.endpoint else "") for spec, _ in batch for use in models_of(spec)})
     return Manifest(
-        policies=sorted({spec.policy for spec, _ in batch}), configurations=configs, configuration_sha256=_sha256(configs),
-        models=models, runs=runs, scenarios=scenarios,
+        policies=sorted({spec.policy for spec, _ in batch}),
+        configurations=configs,
+        configuration_sha256=_sha256(configs),
+        models=models,
+        runs=runs,
+        scenarios=scenarios,
     )
 
 
@@ -166,9 +170,12 @@ class RunDir:
         if self.manifest_path.is_file():
             old = Manifest.model_validate_json(self.manifest_path.read_text(encoding="utf-8"))
             self._check_same(old, manifest)
-            manifest = manifest.model_copy(update={
-                "scenarios": {**old.scenarios, **manifest.scenarios}, "runs": max(old.runs, manifest.runs),
-            })
+            manifest = manifest.model_copy(
+                update={
+                    "scenarios": {**old.scenarios, **manifest.scenarios},
+                    "runs": max(old.runs, manifest.runs),
+                }
+            )
         elif self.results.is_file() and self.results.stat().st_size:
             raise OrchestraError(f"{self.path}: holds {RESULTS} but no {MANIFEST}: not a run folder of this orchestra; use another --out folder")
         _write_atomic(self.manifest_path, manifest.model_dump_json(indent=1) + "\n")

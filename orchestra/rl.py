@@ -110,10 +110,12 @@ def policy_team(team: TeamConfig, policy: AgentConfig) -> TeamConfig:
     or scaffold keep the team file's (the policy's model is the trainer's, never called here)."""
     apps = team.app_agents
     if apps is not None:
-        defaults = apps.defaults.model_copy(update={
-            "model": apps.defaults.model or team.main.model,
-            "scaffold": apps.defaults.scaffold or team.main.scaffold,
-        })
+        defaults = apps.defaults.model_copy(
+            update={
+                "model": apps.defaults.model or team.main.model,
+                "scaffold": apps.defaults.scaffold or team.main.scaffold,
+            }
+        )
         apps = apps.model_copy(update={"defaults": defaults})
     return team.model_copy(update={"main": policy, "app_agents": apps})
 
@@ -137,8 +139,12 @@ class Observation:
     @classmethod
     def of(cls, request: ModelRequest) -> Observation:
         return cls(
-            messages=[dict(m) for m in request.messages], tools=request.tools, tool_choice=request.tool_choice,
-            parallel_tool_calls=request.parallel_tool_calls, stop=request.stop, response_format=request.response_format,
+            messages=[dict(m) for m in request.messages],
+            tools=request.tools,
+            tool_choice=request.tool_choice,
+            parallel_tool_calls=request.parallel_tool_calls,
+            stop=request.stop,
+            response_format=request.response_format,
             action_format=request.action_format,
         )
 
@@ -178,7 +184,9 @@ def response_from_completion(completion: Mapping[str, Any] | Any, request: Model
             tc = _as_dict(raw)
             fn = _as_dict(tc.get("function") or tc)  # OpenAI's nesting, or verifiers' flat {id, name, arguments}
             calls.append(parse_tool_call(str(fn.get("name") or ""), fn.get("arguments"), str(tc.get("id") or f"call_{i}")))
-    return ModelResponse(text=text, tool_calls=calls, usage=_usage(usage, request, text, calls), model=str(data.get("model") or ""), finish_reason=finish_reason)
+    return ModelResponse(
+        text=text, tool_calls=calls, usage=_usage(usage, request, text, calls), model=str(data.get("model") or ""), finish_reason=finish_reason
+    )
 
 
 def _as_dict(value: Any) -> dict[str, Any]:
@@ -186,7 +194,9 @@ def _as_dict(value: Any) -> dict[str, Any]:
         return dict(value)
     if hasattr(value, "model_dump"):
         return dict(value.model_dump())
-    return {k: getattr(value, k) for k in ("role", "content", "tool_calls", "function", "id", "name", "arguments", "message", "finish_reason") if hasattr(value, k)}
+    return {
+        k: getattr(value, k) for k in ("role", "content", "tool_calls", "function", "id", "name", "arguments", "message", "finish_reason") if hasattr(value, k)
+    }
 
 
 def _usage(usage: Mapping[str, Any] | Usage | Any, request: ModelRequest, text: str | None, calls: list[ToolCall]) -> Usage:
@@ -215,8 +225,11 @@ def completion_message(response: ModelResponse) -> dict[str, Any]:
             for i, c in enumerate(response.tool_calls)
         ]
     if not response.usage.counted_locally:
-        message["usage"] = {"prompt_tokens": response.usage.prompt_tokens, "completion_tokens": response.usage.completion_tokens,
-                            "reasoning_tokens": response.usage.reasoning_tokens}
+        message["usage"] = {
+            "prompt_tokens": response.usage.prompt_tokens,
+            "completion_tokens": response.usage.completion_tokens,
+            "reasoning_tokens": response.usage.reasoning_tokens,
+        }
     return message
 
 
@@ -225,7 +238,9 @@ def episode_info(rollout: Rollout, record: RolloutRecord | None = None) -> dict[
     if record is None:
         session = rollout.session
         return {
-            "scenario_id": session.scenario_id, "sim_seconds": round(session.elapsed, 6), "turns_completed": session.turns_completed,
+            "scenario_id": session.scenario_id,
+            "sim_seconds": round(session.elapsed, 6),
+            "turns_completed": session.turns_completed,
             "ledgers": [dataclasses.asdict(a) for a in rollout.agents.values()],
         }
     return record_info(record)
@@ -237,16 +252,28 @@ def record_info(record: RolloutRecord) -> dict[str, Any]:
     info: dict[str, Any] = {"scenario_id": record.scenario_id, "error": record.error, "policy": record.policy}
     if result is not None:
         info.update(
-            reward=result.reward, success=result.success, rationale=result.rationale, sim_seconds=result.sim_seconds,
-            stop_reason=result.stop_reason, turns_completed=result.turns_completed, nb_turns=result.nb_turns,
-            event_log_sha256=result.event_log_sha256, judge=result.judge,
-            ledgers=[dataclasses.asdict(a) for a in result.agents], delegations=[dataclasses.asdict(d) for d in result.delegations],
+            reward=result.reward,
+            success=result.success,
+            rationale=result.rationale,
+            sim_seconds=result.sim_seconds,
+            stop_reason=result.stop_reason,
+            turns_completed=result.turns_completed,
+            nb_turns=result.nb_turns,
+            event_log_sha256=result.event_log_sha256,
+            judge=result.judge,
+            ledgers=[dataclasses.asdict(a) for a in result.agents],
+            delegations=[dataclasses.asdict(d) for d in result.delegations],
         )
     else:
         partial = record.partial
         info.update(
-            reward=0.0, success=False, rationale=None, sim_seconds=partial.sim_seconds if partial else 0.0, stop_reason="error",
-            event_log_sha256=partial.event_log_sha256 if partial else None, ledgers=[dataclasses.asdict(a) for a in record.agents],
+            reward=0.0,
+            success=False,
+            rationale=None,
+            sim_seconds=partial.sim_seconds if partial else 0.0,
+            stop_reason="error",
+            event_log_sha256=partial.event_log_sha256 if partial else None,
+            ledgers=[dataclasses.asdict(a) for a in record.agents],
         )
     return info
 
@@ -272,8 +299,9 @@ class Episode:
     _history: list[ModelResponse] = field(default_factory=list)
 
     @classmethod
-    async def open(cls, spec: RolloutSpec, *, host: Host | None = None, judge_pool: JudgePool | None = None,
-                   file: ScenarioFile | None = None, max_turns: int = 20) -> Episode:
+    async def open(
+        cls, spec: RolloutSpec, *, host: Host | None = None, judge_pool: JudgePool | None = None, file: ScenarioFile | None = None, max_turns: int = 20
+    ) -> Episode:
         """Load the scenario (its oracle pre-run and judge set-up) in a worker thread — other
         episodes on this event loop keep stepping meanwhile — and run it to the first request."""
         rollout = await anyio.to_thread.run_sync(lambda: Rollout.open(spec, host=host, judge_pool=judge_pool, file=file), abandon_on_cancel=False)
@@ -302,7 +330,9 @@ class Episode:
     def info(self) -> dict[str, Any]:
         return episode_info(self.rollout, self.record)
 
-    async def step(self, completion: Mapping[str, Any] | Any, usage: Mapping[str, Any] | Usage | None = None) -> tuple[Observation | None, float, bool, dict[str, Any]]:
+    async def step(
+        self, completion: Mapping[str, Any] | Any, usage: Mapping[str, Any] | Usage | None = None
+    ) -> tuple[Observation | None, float, bool, dict[str, Any]]:
         """Apply one completion: `(observation, reward, done, info)` (gymnasium's order, `done` for
         terminated-or-truncated). The reward is 0.0 until the episode ends."""
         if self.request is None:
@@ -376,7 +406,9 @@ class GaiaEnv:
             raise OrchestraError(f"{file.path}: the scenario ended before the policy's first request ({self.episode.info().get('stop_reason')})")
         return observation
 
-    async def step(self, completion: Mapping[str, Any] | Any, usage: Mapping[str, Any] | Usage | None = None) -> tuple[Observation | None, float, bool, dict[str, Any]]:
+    async def step(
+        self, completion: Mapping[str, Any] | Any, usage: Mapping[str, Any] | Usage | None = None
+    ) -> tuple[Observation | None, float, bool, dict[str, Any]]:
         if self.episode is None:
             raise OrchestraError("step() before reset()")
         return await self.episode.step(completion, usage)
@@ -419,7 +451,12 @@ class ScenarioFailure:
 
 
 def select_scenarios(
-    source: str, capability: str, *, split: str = "validation", scenario_split: str | None = None, num_examples: int = -1,
+    source: str,
+    capability: str,
+    *,
+    split: str = "validation",
+    scenario_split: str | None = None,
+    num_examples: int = -1,
 ) -> tuple[list[ScenarioFile], list[ScenarioFailure]]:
     """The scenarios of one capability of a source (sorted, deterministic) and those that failed to load.
 
@@ -536,6 +573,7 @@ async def rollouts(
 def _pointed(spec: RolloutSpec, target: ModelConfig, *, replace_any: bool) -> RolloutSpec:
     """`spec` with the policy's model pointed at `target`: the main agent's (when `replace_any`, or
     when it is the `policy` label), and any app-agent's that is the `policy` label."""
+
     def point(settings: Any, *, main: bool) -> Any:
         current: ModelConfig | None = settings.model
         if current is None or not (current.model == POLICY_MODEL or (main and replace_any)):

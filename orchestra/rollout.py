@@ -289,8 +289,12 @@ class Rollout:
         if self._failure is not None or session is None:
             error = describe(self._failure, self.file) if self._failure is not None else f"{source}: the rollout never started"
             self._record = build_record(
-                self.spec, source, scenario_id=session.scenario_id if session is not None else None, error=error,
-                partial=_partial_log(session), **common,
+                self.spec,
+                source,
+                scenario_id=session.scenario_id if session is not None else None,
+                error=error,
+                partial=_partial_log(session),
+                **common,
             )
         elif self._not_applicable is not None:
             self._record = build_record(self.spec, source, scenario_id=session.scenario_id, not_applicable=self._not_applicable, **common)
@@ -300,8 +304,15 @@ class Rollout:
             if self._error is None and not self.spec.are_model_failures:
                 self._error = self._all_model_calls_failed()
             self._record = build_record(
-                self.spec, source, scenario_id=session.scenario_id, judgement=judgement, app_agents=self.app_agents,
-                stop_reason=stop_reason, error=self._error, native=self._native_verdict(), **common,
+                self.spec,
+                source,
+                scenario_id=session.scenario_id,
+                judgement=judgement,
+                app_agents=self.app_agents,
+                stop_reason=stop_reason,
+                error=self._error,
+                native=self._native_verdict(),
+                **common,
             )
         return self._record
 

@@ -52,9 +52,7 @@ def describe(file: ScenarioFile) -> ScenarioInfo:
     definition = (raw.get("metadata") or {}).get("definition") or {}
     scenario_id = str(definition.get("scenario_id") or Path(file.path).stem)
     answers = sum(
-        1
-        for e in raw.get("events") or []
-        if e.get("class_name") == "OracleEvent" and (e.get("action") or {}).get("function") == "send_message_to_user"
+        1 for e in raw.get("events") or [] if e.get("class_name") == "OracleEvent" and (e.get("action") or {}).get("function") == "send_message_to_user"
     )
     apps = raw.get("apps") or []
     return ScenarioInfo(

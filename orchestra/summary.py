@@ -194,4 +194,3 @@ def format_compare(result: dict[str, Any], name_a: str, name_b: str) -> str:
         if result["only_in"][side]:
             lines.append(f"only in {side.upper()}: {', '.join(result['only_in'][side])}")
     return "\n".join(lines)
-

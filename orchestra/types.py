@@ -89,8 +89,6 @@ class ToolSpec:
     writes: bool
 
 
-
-
 @dataclass
 class Notification:
     """One message from ARE's notification system, as the agent will see it."""

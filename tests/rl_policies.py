@@ -27,7 +27,11 @@ async def oracle_completion(episode: Episode, *, usage: dict[str, int] | None = 
 
 
 def tool_message(name: str, arguments: dict[str, Any], call_id: str = "call_0") -> dict[str, Any]:
-    return {"role": "assistant", "content": None, "tool_calls": [{"id": call_id, "type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}}]}
+    return {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [{"id": call_id, "type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}}],
+    }
 
 
 def wrong_completion(episode: Episode) -> dict[str, Any]:

@@ -32,11 +32,25 @@ def test_a_dead_endpoint_fails_the_whole_command_fast_in_one_line(scenario_path,
     loads and without a single model call (it used to print PASS after 20 minutes). How fast: no
     timing here (no timed assertions in unit tests); it is one refused connection, never retried."""
     endpoint = f"http://127.0.0.1:{_free_port()}/v1"
-    code = main(["run", "--scaffold", "react", "--model", "openai/x", "--endpoint", endpoint,
-                 "--scenarios", str(scenario_path("starter_search_lookup")), str(scenario_path("starter_time_deadline"))])
+    code = main(
+        [
+            "run",
+            "--scaffold",
+            "react",
+            "--model",
+            "openai/x",
+            "--endpoint",
+            endpoint,
+            "--scenarios",
+            str(scenario_path("starter_search_lookup")),
+            str(scenario_path("starter_time_deadline")),
+        ]
+    )
     captured = capsys.readouterr()
     assert code == 2 and captured.out == ""
-    assert captured.err.strip().splitlines() == [f"orchestra: error: preflight: agent model openai/x: endpoint {endpoint}: nothing is listening (connection refused)"]
+    assert captured.err.strip().splitlines() == [
+        f"orchestra: error: preflight: agent model openai/x: endpoint {endpoint}: nothing is listening (connection refused)"
+    ]
 
 
 def test_a_live_endpoint_passes_preflight():
@@ -60,11 +74,14 @@ def test_a_live_endpoint_passes_preflight():
         server.shutdown()
 
 
-@pytest.mark.parametrize(("model", "why"), [
-    ("nosuchprovider/foo", "unknown provider or model"),
-    ("orchestra/nosuch", "unknown offline model orchestra/nosuch"),
-    ("orchestra/scripted:/no/such/script.json", "script file /no/such/script.json not found"),
-])
+@pytest.mark.parametrize(
+    ("model", "why"),
+    [
+        ("nosuchprovider/foo", "unknown provider or model"),
+        ("orchestra/nosuch", "unknown offline model orchestra/nosuch"),
+        ("orchestra/scripted:/no/such/script.json", "script file /no/such/script.json not found"),
+    ],
+)
 def test_an_unresolvable_model_fails_at_preflight(model, why, scenario_path, capsys):
     code = main(["run", "--model", model, "--scenarios", str(scenario_path("starter_search_lookup"))])
     err = capsys.readouterr().err
@@ -111,4 +128,3 @@ def test_concurrency_must_be_positive(capsys, scenario_path):
         with pytest.raises(SystemExit):
             main(["run", "--model", "orchestra/oracle", "--concurrency", bad, "--scenarios", str(scenario_path("starter_search_lookup"))])
         assert "must be 1 or more" in capsys.readouterr().err
-

@@ -9,8 +9,10 @@ from orchestra.record import RolloutRecord
 
 
 def _records(n: int) -> list[RolloutRecord]:
-    return [RolloutRecord(scenario_id=f"s{i}", source=f"s{i}.json", policy="oracle", error="boom" if i == 0 else None, not_applicable=None if i == 0 else "n/a")
-            for i in range(n)]
+    return [
+        RolloutRecord(scenario_id=f"s{i}", source=f"s{i}.json", policy="oracle", error="boom" if i == 0 else None, not_applicable=None if i == 0 else "n/a")
+        for i in range(n)
+    ]
 
 
 def test_rich_display_prints_rows_and_a_bar_with_the_tallies():

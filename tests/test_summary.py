@@ -16,17 +16,34 @@ def _record(scenario: str, run: int, success: bool | None, *, cost: float = 0.0,
     spec = RolloutSpec(scenario=f"{scenario}.json", sample_index=run)
     if success is None:
         return RolloutRecord(scenario_id=scenario, source=spec.scenario, policy="oracle", sample_index=run, spec=spec, error="harness failed")
-    result = RolloutResult(scenario_id=scenario, source=spec.scenario, success=success, reward=float(success), reward_mode="binary", rationale=None,
-                           turns=[], nb_turns=1, turns_completed=1, sim_seconds=sim, stop_reason="all_turns_completed", event_log_sha256="0",
-                           event_log=[], prompt_tokens=100, completion_tokens=10, cost_usd=cost)
+    result = RolloutResult(
+        scenario_id=scenario,
+        source=spec.scenario,
+        success=success,
+        reward=float(success),
+        reward_mode="binary",
+        rationale=None,
+        turns=[],
+        nb_turns=1,
+        turns_completed=1,
+        sim_seconds=sim,
+        stop_reason="all_turns_completed",
+        event_log_sha256="0",
+        event_log=[],
+        prompt_tokens=100,
+        completion_tokens=10,
+        cost_usd=cost,
+    )
     return RolloutRecord(scenario_id=scenario, source=spec.scenario, policy="oracle", sample_index=run, spec=spec, result=result)
 
 
-MANIFEST = Manifest(scenarios={
-    "a.json": ScenarioEntry(sha256="0", scenario_id="a", capabilities=["Time"]),
-    "b.json": ScenarioEntry(sha256="0", scenario_id="b", capabilities=["Time"]),
-    "c.json": ScenarioEntry(sha256="0", scenario_id="c", capabilities=["Search"]),
-})
+MANIFEST = Manifest(
+    scenarios={
+        "a.json": ScenarioEntry(sha256="0", scenario_id="a", capabilities=["Time"]),
+        "b.json": ScenarioEntry(sha256="0", scenario_id="b", capabilities=["Time"]),
+        "c.json": ScenarioEntry(sha256="0", scenario_id="c", capabilities=["Search"]),
+    }
+)
 
 
 def test_pass_hat_k_is_tau2s_formula():

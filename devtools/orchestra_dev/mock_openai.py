@@ -45,7 +45,10 @@ class MockServer:
         else:
             message["content"] = self.answer
         out: dict[str, Any] = {
-            "id": f"mock-{self.requests}", "object": "chat.completion", "created": 0, "model": body.get("model", "mock"),
+            "id": f"mock-{self.requests}",
+            "object": "chat.completion",
+            "created": 0,
+            "model": body.get("model", "mock"),
             "choices": [{"index": 0, "finish_reason": "tool_calls" if tools else "stop", "message": message}],
         }
         if self.usage:

@@ -101,12 +101,19 @@ def load_environment(
     team_config = load_team(team_path(team)) if team is not None else None
     if capability.lower() == "agent2agent" and team_config is None:
         raise ValueError("capability='agent2agent' is played by a team: give team= (a team file with app_agents; offline: 'oracle')")
-    judge = JudgeConfig(mode=judge_mode, model=os.environ.get(JUDGE_MODEL_ENV) if judge_mode == "llm" else None,
-                        endpoint=os.environ.get(JUDGE_ENDPOINT_ENV) if judge_mode == "llm" else None)
+    judge = JudgeConfig(
+        mode=judge_mode,
+        model=os.environ.get(JUDGE_MODEL_ENV) if judge_mode == "llm" else None,
+        endpoint=os.environ.get(JUDGE_ENDPOINT_ENV) if judge_mode == "llm" else None,
+    )
     config = EnvConfig(
-        scaffold=scaffold, team=team_config, judge=judge, reward_mode=reward_mode,  # type: ignore[arg-type]
+        scaffold=scaffold,
+        team=team_config,
+        judge=judge,
+        reward_mode=reward_mode,  # type: ignore[arg-type]
         clock=ClockConfig(decode_rate_tps=decode_rate_tps, prefill_rate_tps=prefill_rate_tps, tool_call_seconds=tool_call_seconds, time_scale=time_scale),
-        duration=max_scenario_duration, max_turns=max_turns,
+        duration=max_scenario_duration,
+        max_turns=max_turns,
     )
     try:
         files, failures = select_scenarios(source, capability, split=split, scenario_split=scenario_split, num_examples=num_examples)
@@ -126,22 +133,31 @@ def _rows(files: list[ScenarioFile]) -> list[dict[str, Any]]:
     rows = []
     for i, file in enumerate(files):
         info = describe(file)
-        rows.append({
-            "example_id": i,
-            # A placeholder: each rollout's real prompt is the first request of its orchestra agent
-            # (ARE's system prompt and the user's task), set in setup_state.
-            "prompt": [{"role": "user", "content": f"Gaia2 scenario {info.scenario_id}"}],
-            "answer": "",
-            "info": {"scenario": str(file.path), "scenario_id": info.scenario_id, "capabilities": info.capabilities, "turns": info.turns, "split": info.split or ""},
-        })
+        rows.append(
+            {
+                "example_id": i,
+                # A placeholder: each rollout's real prompt is the first request of its orchestra agent
+                # (ARE's system prompt and the user's task), set in setup_state.
+                "prompt": [{"role": "user", "content": f"Gaia2 scenario {info.scenario_id}"}],
+                "answer": "",
+                "info": {
+                    "scenario": str(file.path),
+                    "scenario_id": info.scenario_id,
+                    "capabilities": info.capabilities,
+                    "turns": info.turns,
+                    "split": info.split or "",
+                },
+            }
+        )
     return rows
 
 
 class AreGaia2Env(vf.MultiTurnEnv):
     """Gaia2 scenarios; each rollout steps one orchestra `Episode`."""
 
-    def __init__(self, *, files: list[ScenarioFile], config: EnvConfig, host: Host | None = None,
-                 failures: list[ScenarioFailure] | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self, *, files: list[ScenarioFile], config: EnvConfig, host: Host | None = None, failures: list[ScenarioFailure] | None = None, **kwargs: Any
+    ) -> None:
         self.files = {str(f.path): f for f in files}
         self.config = config
         self.host = host or Host.create()
@@ -185,7 +201,10 @@ class AreGaia2Env(vf.MultiTurnEnv):
         request = episode.request
         assert request is not None
         tools = [t["function"] for t in request.tools or []]
-        state["tool_defs"] = self._normalize_tool_defs([{"name": t["name"], "description": t.get("description") or "", "parameters": t.get("parameters") or {}} for t in tools]) or []
+        state["tool_defs"] = (
+            self._normalize_tool_defs([{"name": t["name"], "description": t.get("description") or "", "parameters": t.get("parameters") or {}} for t in tools])
+            or []
+        )
         extra = {k: v for k, v in (("stop", request.stop), ("response_format", request.response_format)) if v is not None}
         if tools:
             extra.update({k: v for k, v in (("tool_choice", request.tool_choice), ("parallel_tool_calls", request.parallel_tool_calls)) if v is not None})
@@ -218,7 +237,7 @@ class AreGaia2Env(vf.MultiTurnEnv):
         assert episode.request is not None
         self._show(state, episode)
         prompt_len = len(state["trajectory"][-1]["prompt"])
-        return normalize_messages(episode.request.messages[prompt_len + 1:], field_name="env_response")
+        return normalize_messages(episode.request.messages[prompt_len + 1 :], field_name="env_response")
 
     async def _apply_last(self, state: State, episode: Episode) -> None:
         last = state["trajectory"][-1]
@@ -270,4 +289,3 @@ class AreGaia2Env(vf.MultiTurnEnv):
 
     async def delegations(self, state: State) -> float:
         return float(len((state.get("orchestra") or {}).get("delegations") or []))
-

@@ -112,10 +112,8 @@ def _check_user_contact(apps: list[dict[str, Any]], source: str | Path) -> None:
     if len(users) != 1:
         raise ScenarioError(
             source,
-            f"app {contacts_apps[0].get('name')!r} must hold exactly one contact with is_user=true "
-            f"(the user contact the judge needs); found {len(users)}",
+            f"app {contacts_apps[0].get('name')!r} must hold exactly one contact with is_user=true (the user contact the judge needs); found {len(users)}",
         )
-
 
 
 # --------------------------------------------------------------------------------------------
@@ -273,8 +271,6 @@ def prepare_for_rollout(
     except Exception as exc:
         raise ScenarioError(source, f"the scripted judge cannot judge this scenario: {type(exc).__name__}: {exc}") from None
     return prepared
-
-
 
 
 def oracle_events(scenario: Any) -> dict[str, Any]:

@@ -52,15 +52,23 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("run", help="run a team (--team) or one agent (--scaffold + --model) over scenarios and judge each rollout")
     p.add_argument("--team", metavar="FILE", help="a team file (teams/*.yaml) or a shipped team's name (`orchestra teams list`)")
     p.add_argument("--scaffold", help="registered scaffold name (see `orchestra plugins`; default tool_calling); with --team: every agent's")
-    p.add_argument("--model", help='litellm model string, e.g. "openai/gpt-4o-mini", "orchestra/oracle", "orchestra/scripted:FILE"; '
-                   "with --team: every agent's model (e.g. orchestra/oracle to run a team offline)")
+    p.add_argument(
+        "--model",
+        help='litellm model string, e.g. "openai/gpt-4o-mini", "orchestra/oracle", "orchestra/scripted:FILE"; '
+        "with --team: every agent's model (e.g. orchestra/oracle to run a team offline)",
+    )
     p.add_argument("--endpoint", help="api_base of an OpenAI-compatible server (vLLM, llama.cpp, Ollama)")
     p.add_argument("--api-key", help="API key (default: the provider's environment variable)")
     p.add_argument("--scenarios", nargs="+", required=True, metavar="SOURCE", help=SOURCE_HELP)
     p.add_argument("--max-steps", type=positive_int, help=f"whole-scenario step budget (ARE's default: {DEFAULT_MAX_STEPS})")
     p.add_argument("--concurrency", type=positive_int, default=1, help="rollouts in flight at once, 1 or more (useful with remote models)")
-    p.add_argument("--runs", type=positive_int, default=1, metavar="K", help="run each scenario K times (independent rollouts, run index 0..K-1; "
-                   "pass@1 ± stderr, pass@k, pass^k in the summary)")
+    p.add_argument(
+        "--runs",
+        type=positive_int,
+        default=1,
+        metavar="K",
+        help="run each scenario K times (independent rollouts, run index 0..K-1; pass@1 ± stderr, pass@k, pass^k in the summary)",
+    )
     p.add_argument("--seed", type=int, help="sampling seed: each rollout's model gets seed + its run index (OpenAI-style `seed`)")
     p.add_argument("--constrained", action="store_true", default=None, help="constrain replies to the scaffold's action schema (small local models)")
     p.add_argument("--constrained-format", choices=("llama_cpp.server", "llama-server", "openai"))
@@ -69,15 +77,27 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     m.add_argument("--model-retries", type=non_negative_int, help="retries of a call that timed out, was rate-limited (429) or hit a 5xx (default 4)")
     m.add_argument("--model-backoff", type=float, metavar="SECONDS", help="wait before the first retry, doubling each time (default 1)")
     m.add_argument("--model-timeout", type=float, metavar="SECONDS", help="wall-clock limit of one call (default 600)")
-    p.add_argument("--are-model-failures", action="store_true",
-                   help="parity runs: judge a rollout whose model calls all failed as ARE does (default: it is an ERROR whatever the judge says)")
-    p.add_argument("--out", type=Path, metavar="DIR",
-                   help="the run folder: results.jsonl (one record per line, as each finishes), manifest.json, summary.json, "
-                   "rollouts/NAME.json, team.yaml; running the same command again resumes (finished rollouts are skipped)")
+    p.add_argument(
+        "--are-model-failures",
+        action="store_true",
+        help="parity runs: judge a rollout whose model calls all failed as ARE does (default: it is an ERROR whatever the judge says)",
+    )
+    p.add_argument(
+        "--out",
+        type=Path,
+        metavar="DIR",
+        help="the run folder: results.jsonl (one record per line, as each finishes), manifest.json, summary.json, "
+        "rollouts/NAME.json, team.yaml; running the same command again resumes (finished rollouts are skipped)",
+    )
     p.add_argument("--no-progress", action="store_true", help="plain lines even on a terminal (no progress bar)")
     p.add_argument("--no-preflight", action="store_true", help="skip the checks before the first rollout (models, endpoints, scenario files)")
-    p.add_argument("--preflight-timeout", type=float, default=DEFAULT_TIMEOUT, metavar="SECONDS",
-                   help=f"seconds an endpoint has to answer at preflight (default {DEFAULT_TIMEOUT:g})")
+    p.add_argument(
+        "--preflight-timeout",
+        type=float,
+        default=DEFAULT_TIMEOUT,
+        metavar="SECONDS",
+        help=f"seconds an endpoint has to answer at preflight (default {DEFAULT_TIMEOUT:g})",
+    )
     p.add_argument("--json", action="store_true", help="one JSON object per rollout")
     add_session_options(p)
     add_filter_options(p)
@@ -133,12 +153,19 @@ def _run_batch(args: argparse.Namespace, specs: list[_Spec], host: Host, team_ya
             run_dir.append(o)
             write_rollout(run_dir.path, o)
 
-    display = display_for(json_rows=args.json, line=outcome_line, emit=lambda o: emit_json(outcome_record(o)),
-                          total=len(specs), done=earlier, rich=False if args.no_progress else None)
+    display = display_for(
+        json_rows=args.json,
+        line=outcome_line,
+        emit=lambda o: emit_json(outcome_record(o)),
+        total=len(specs),
+        done=earlier,
+        rich=False if args.no_progress else None,
+    )
 
     async def main() -> None:
         nonlocal interrupted
         async with anyio.create_task_group() as tg:
+
             async def on_signal() -> None:
                 nonlocal interrupted
                 with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
@@ -180,11 +207,15 @@ def _interrupted(args: argparse.Namespace, everything: list[RolloutRecord], tota
     """Ctrl-C: what finished, and the command that resumes."""
     argv = getattr(args, "argv", None) or sys.argv[1:]
     if run_dir is not None:
-        print(f"\norchestra: interrupted: {len(everything)} of {total} rollout(s) finished, kept in {run_dir.results}; "
-              f"resume with: orchestra {shlex.join(argv)}", file=sys.stderr)
+        print(
+            f"\norchestra: interrupted: {len(everything)} of {total} rollout(s) finished, kept in {run_dir.results}; resume with: orchestra {shlex.join(argv)}",
+            file=sys.stderr,
+        )
     else:
-        print(f"\norchestra: interrupted: {len(everything)} of {total} rollout(s) finished; nothing kept (give --out DIR to keep "
-              "results and resume)", file=sys.stderr)
+        print(
+            f"\norchestra: interrupted: {len(everything)} of {total} rollout(s) finished; nothing kept (give --out DIR to keep results and resume)",
+            file=sys.stderr,
+        )
 
 
 def _call_settings(args: argparse.Namespace) -> dict[str, Any]:

@@ -41,21 +41,30 @@ def transcript(o: RolloutRecord) -> str:
         lines.append(f"error: {one_line(o.error)}")
     r = o.result
     if r is not None:
-        lines.append(f"reward {r.reward:.2f}  sim {r.sim_seconds:.1f}s  steps {r.steps}  model calls {r.model_calls}  tool calls {r.n_tool_calls}  "
-                     f"tokens {r.prompt_tokens}+{r.completion_tokens}  cost ${r.cost_usd:.4f}  stop {r.stop_reason}  judge {r.judge}")
+        lines.append(
+            f"reward {r.reward:.2f}  sim {r.sim_seconds:.1f}s  steps {r.steps}  model calls {r.model_calls}  tool calls {r.n_tool_calls}  "
+            f"tokens {r.prompt_tokens}+{r.completion_tokens}  cost ${r.cost_usd:.4f}  stop {r.stop_reason}  judge {r.judge}"
+        )
     lines += ["", "agents:"]
     for a in o.agents:
         failed = f"  model errors {a.model_errors}" if a.model_errors else ""
-        lines.append(f"  {a.name:<16} {a.role:<4} {a.model:<28} steps {a.steps:<3} calls {a.model_calls:<3} tools {a.tool_calls:<3} "
-                     f"sim {a.sim_seconds:7.1f}s  stop {a.stop_reason}{failed}")
+        lines.append(
+            f"  {a.name:<16} {a.role:<4} {a.model:<28} steps {a.steps:<3} calls {a.model_calls:<3} tools {a.tool_calls:<3} "
+            f"sim {a.sim_seconds:7.1f}s  stop {a.stop_reason}{failed}"
+        )
     delegations = r.delegations if r is not None else (o.partial.delegations if o.partial is not None else [])
     if delegations:
         lines += ["", "delegations:"]
-        lines += [f"  {d.caller} -> {d.callee} ({d.tool}): {_short(d.task, 70)} => {'ok' if d.ok else 'FAILED'}: {_short(d.answer or d.error or '', 60)}" for d in delegations]
+        lines += [
+            f"  {d.caller} -> {d.callee} ({d.tool}): {_short(d.task, 70)} => {'ok' if d.ok else 'FAILED'}: {_short(d.answer or d.error or '', 60)}"
+            for d in delegations
+        ]
     events = r.event_log if r is not None else (o.partial.event_log if o.partial is not None else [])
     lines += ["", "events (simulated seconds, as the judge keys the tools):"]
     for e in events:
-        outcome = f"  !! {_short(e.get('exception'), 80)}" if e.get("exception") else (f"  -> {_short(e.get('return'), 60)}" if e.get("return") is not None else "")
+        outcome = (
+            f"  !! {_short(e.get('exception'), 80)}" if e.get("exception") else (f"  -> {_short(e.get('return'), 60)}" if e.get("return") is not None else "")
+        )
         lines.append(f"  {e.get('t', 0):8.1f}  {e.get('type', ''):<6} {e.get('tool')}({_short(e.get('args') or {}, 90)}){outcome}")
     if r is not None and r.rationale:
         lines += ["", "judge rationale:", *("  " + line for line in r.rationale.strip().splitlines())]

@@ -356,10 +356,18 @@ class Guest:
 
         safe = dict(vars(builtins))
         safe.update(
-            __import__=guarded_import, open=guarded_open, getattr=guarded_getattr, hasattr=guarded_hasattr,
-            eval=guarded_source("eval", eval), exec=guarded_source("exec", exec), compile=guarded_source("compile", compile),
-            vars=refused("vars"), breakpoint=refused("breakpoint"), input=refused("input"),
-            setattr=_guarded_setter(setattr), delattr=_guarded_setter(delattr),
+            __import__=guarded_import,
+            open=guarded_open,
+            getattr=guarded_getattr,
+            hasattr=guarded_hasattr,
+            eval=guarded_source("eval", eval),
+            exec=guarded_source("exec", exec),
+            compile=guarded_source("compile", compile),
+            vars=refused("vars"),
+            breakpoint=refused("breakpoint"),
+            input=refused("input"),
+            setattr=_guarded_setter(setattr),
+            delattr=_guarded_setter(delattr),
         )
         self.namespace["__builtins__"] = safe
 

@@ -14,10 +14,14 @@ SCENARIO = Path(__file__).resolve().parents[2] / "scenarios" / "search" / "valid
 
 def _policy(tmp_path: Path) -> Path:
     path = tmp_path / "policy.json"
-    path.write_text(json.dumps([
-        'Thought: answer.\nAction:\n{"action": "AgentUserInterface__send_message_to_user", '
-        '"action_input": {"content": "INV-2041: $1,280.00, due October 31, 2024. Phone +14155550144."}}<end_action>'
-    ]))
+    path.write_text(
+        json.dumps(
+            [
+                'Thought: answer.\nAction:\n{"action": "AgentUserInterface__send_message_to_user", '
+                '"action_input": {"content": "INV-2041: $1,280.00, due October 31, 2024. Phone +14155550144."}}<end_action>'
+            ]
+        )
+    )
     return path
 
 

@@ -15,8 +15,22 @@ def _script(tmp_path: Path, entries: list[dict]) -> str:
 
 
 def _run(tmp_path: Path, scenario: Path, script: str, *extra: str) -> list[str]:
-    return ["run", "--scaffold", "react", "--model", f"orchestra/scripted:{script}", "--max-steps", "2", "--model-retries", "0",
-            "--model-backoff", "0", "--scenarios", str(scenario), *extra]
+    return [
+        "run",
+        "--scaffold",
+        "react",
+        "--model",
+        f"orchestra/scripted:{script}",
+        "--max-steps",
+        "2",
+        "--model-retries",
+        "0",
+        "--model-backoff",
+        "0",
+        "--scenarios",
+        str(scenario),
+        *extra,
+    ]
 
 
 def test_a_rollout_whose_model_calls_all_failed_is_an_error_not_a_pass(tmp_path, capsys, scenario_path):
@@ -43,7 +57,7 @@ def test_are_behaviour_is_kept_behind_an_explicit_option(tmp_path, capsys, scena
 
 
 def test_a_row_that_reached_the_step_budget_says_so(tmp_path, capsys, scenario_path):
-    wait = {"text": "Thought: wait.\nAction:\n{\"action\": \"SystemApp__get_current_time\", \"action_input\": {}}<end_action>"}
+    wait = {"text": 'Thought: wait.\nAction:\n{"action": "SystemApp__get_current_time", "action_input": {}}<end_action>'}
     script = _script(tmp_path, [wait, wait])
     main(_run(tmp_path, scenario_path("starter_search_lookup"), script, "--are-model-failures"))
     row = capsys.readouterr().out.strip().splitlines()[0]

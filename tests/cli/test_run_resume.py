@@ -47,8 +47,9 @@ def _lines(out: Path) -> list[str]:
 
 def _start_and_stop(starters: Path, out: Path, sig: int) -> tuple[subprocess.CompletedProcess[str], float]:
     """Start a run in a subprocess, signal it once two rollouts finished; its result and how long it took to stop."""
-    proc = subprocess.Popen([sys.executable, "-m", "orchestra.cli", *_argv(starters, out, "--no-progress")], cwd=REPO,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "orchestra.cli", *_argv(starters, out, "--no-progress")], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     deadline = time.monotonic() + 300
     while len(_lines(out)) < 2:
         assert proc.poll() is None, proc.communicate()

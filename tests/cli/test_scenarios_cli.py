@@ -23,7 +23,12 @@ def test_scenarios_lists_the_valid_ones_and_rejects_the_rest(tmp_path, capsys, s
     assert code == 1 and "Traceback" not in captured.err
     listed = [line.split()[0] for line in captured.out.splitlines()[1:] if line.strip() and not line.startswith(("2 scenario",))]
     assert listed.count("starter_search_lookup") == 2 and "2 scenario(s)" in captured.out
-    for name, why in [("b_empty", "empty file"), ("c_list", "expected a JSON object"), ("d_not_a_scenario", "unsupported scenario version None"),
-                      ("e_wrong_version", "unsupported scenario version 'are_simulation_v0'"), ("f_no_apps", "no apps")]:
+    for name, why in [
+        ("b_empty", "empty file"),
+        ("c_list", "expected a JSON object"),
+        ("d_not_a_scenario", "unsupported scenario version None"),
+        ("e_wrong_version", "unsupported scenario version 'are_simulation_v0'"),
+        ("f_no_apps", "no apps"),
+    ]:
         assert any(name in line and why in line for line in captured.err.splitlines()), (name, captured.err)
     assert "5 file(s) rejected" in captured.err

@@ -139,7 +139,13 @@ def check_against_record(spans: list[Span], record: dict[str, Any]) -> None:
 
     main_children = _children(spans, path["main"])
     for delegation in record["delegations"]:  # each delegation: its tool span under the main agent, the app-agent under it
-        [app_agent] = [a for t in main_children if t["name"] == f"execute_tool {delegation['tool']}" for a in _children(spans, t) if a["name"] == f"invoke_agent {delegation['callee']}"]
+        [app_agent] = [
+            a
+            for t in main_children
+            if t["name"] == f"execute_tool {delegation['tool']}"
+            for a in _children(spans, t)
+            if a["name"] == f"invoke_agent {delegation['callee']}"
+        ]
         assert app_agent["attributes"]["orchestra.sim.start"] == pytest.approx(delegation["start"])
         assert app_agent["attributes"]["orchestra.sim.duration_s"] == pytest.approx(delegation["duration"])
 

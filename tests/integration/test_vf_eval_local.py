@@ -24,9 +24,35 @@ def test_vf_eval_are_gaia2_runs_two_bundled_scenarios_against_the_local_server(l
     # ReAct: no native tool schemas on top of the tool list in the system prompt, so the prompt fits the 8k context
     args = {"source": "bundled", "capability": "mini", "max_turns": 3, "scaffold": "react"}  # the small starter universe
     cmd = [
-        vf_eval, "are-gaia2", "-m", local_server.alias, "-b", local_server.api_base, "-k", "LOCAL_LLM_KEY",
-        "-n", "2", "-r", "1", "-c", "1", "-t", "256", "-T", "0", "-a", json.dumps(args), "-s", "-C", "orchestra",
-        "-o", str(tmp_path), "-d", "--disable-env-server", "--max-retries", "0",
+        vf_eval,
+        "are-gaia2",
+        "-m",
+        local_server.alias,
+        "-b",
+        local_server.api_base,
+        "-k",
+        "LOCAL_LLM_KEY",
+        "-n",
+        "2",
+        "-r",
+        "1",
+        "-c",
+        "1",
+        "-t",
+        "256",
+        "-T",
+        "0",
+        "-a",
+        json.dumps(args),
+        "-s",
+        "-C",
+        "orchestra",
+        "-o",
+        str(tmp_path),
+        "-d",
+        "--disable-env-server",
+        "--max-retries",
+        "0",
     ]
     env = {**os.environ, "LOCAL_LLM_KEY": "none", "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
     done = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=1500, cwd=tmp_path)

@@ -30,12 +30,18 @@ def chat_completion(message: dict[str, Any], model: str) -> ChatCompletion:
     usage = message.pop("usage", None)
     calls = message.get("tool_calls")
     data = {
-        "id": "cmpl-test", "object": "chat.completion", "created": 0, "model": model,
+        "id": "cmpl-test",
+        "object": "chat.completion",
+        "created": 0,
+        "model": model,
         "choices": [{"index": 0, "finish_reason": "tool_calls" if calls else "stop", "message": {"role": "assistant", **message}}],
     }
     if usage is not None:
-        data["usage"] = {"prompt_tokens": usage["prompt_tokens"], "completion_tokens": usage["completion_tokens"],
-                         "total_tokens": usage["prompt_tokens"] + usage["completion_tokens"]}
+        data["usage"] = {
+            "prompt_tokens": usage["prompt_tokens"],
+            "completion_tokens": usage["completion_tokens"],
+            "total_tokens": usage["prompt_tokens"] + usage["completion_tokens"],
+        }
     return ChatCompletion.model_validate(data)
 
 
@@ -71,8 +77,9 @@ class PolicyClient(OpenAIChatCompletionsClient):
 
 def evaluate(env: Any, client: Any, n: int = -1, concurrent: int = 1) -> list[dict[str, Any]]:
     async def go() -> Any:
-        return await env.evaluate(client, ORACLE, num_examples=n, rollouts_per_example=1, max_concurrent=concurrent,
-                                  state_columns=["orchestra"], on_progress=lambda *a, **k: None)
+        return await env.evaluate(
+            client, ORACLE, num_examples=n, rollouts_per_example=1, max_concurrent=concurrent, state_columns=["orchestra"], on_progress=lambda *a, **k: None
+        )
 
     return list(anyio.run(go)["outputs"])
 
@@ -131,9 +138,22 @@ def test_the_arguments_are_exactly_the_issues_table_plus_scaffold_team_noise():
 
     params = inspect.signature(are_gaia2.load_environment).parameters
     assert {k: v.default for k, v in params.items()} == {
-        "source": "gaia2", "capability": "execution", "split": "validation", "judge_mode": "scripted", "max_scenario_duration": None,
-        "num_examples": -1, "decode_rate_tps": 50.0, "prefill_rate_tps": 5000.0, "tool_call_seconds": 2.0, "time_scale": 1.0,
-        "max_turns": 20, "reward_mode": "binary", "scenario_split": None, "scaffold": "tool_calling", "team": None, "noise": None,
+        "source": "gaia2",
+        "capability": "execution",
+        "split": "validation",
+        "judge_mode": "scripted",
+        "max_scenario_duration": None,
+        "num_examples": -1,
+        "decode_rate_tps": 50.0,
+        "prefill_rate_tps": 5000.0,
+        "tool_call_seconds": 2.0,
+        "time_scale": 1.0,
+        "max_turns": 20,
+        "reward_mode": "binary",
+        "scenario_split": None,
+        "scaffold": "tool_calling",
+        "team": None,
+        "noise": None,
     }
     for kwargs, message in (
         ({"noise": "typos"}, "noise= is not available yet"),

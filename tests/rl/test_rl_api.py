@@ -145,7 +145,9 @@ def test_a_time_rollout_that_passes_at_time_scale_1_fails_at_3(judge_pool):
         base = GaiaEnv(EnvConfig(), judge_pool=judge_pool, model=ORACLE)
         ok, _, sent = await play(base, "starter_time_deadline", lambda e: oracle_completion(e, usage=HEAVY_USAGE))
         same, _, _ = await play(GaiaEnv(EnvConfig(), judge_pool=judge_pool, model=ORACLE), "starter_time_deadline", replay(sent))
-        tight, info, _ = await play(GaiaEnv(EnvConfig(clock=ClockConfig(time_scale=3.0)), judge_pool=judge_pool, model=ORACLE), "starter_time_deadline", replay(sent))
+        tight, info, _ = await play(
+            GaiaEnv(EnvConfig(clock=ClockConfig(time_scale=3.0)), judge_pool=judge_pool, model=ORACLE), "starter_time_deadline", replay(sent)
+        )
         assert "oracle tool call" in (info["rationale"] or "")
         return ok, same, tight
 
@@ -178,7 +180,9 @@ def test_same_completions_same_rewards_and_hashes_across_reruns_and_a_fresh_proc
         "anyio.run(go)\n"
     )
     env = {**os.environ, "PYTHONHASHSEED": "12345"}
-    out = subprocess.run([sys.executable, "-c", code, str(path), str(scenario("starter_adaptability_reply"))], capture_output=True, text=True, env=env, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(path), str(scenario("starter_adaptability_reply"))], capture_output=True, text=True, env=env, check=True
+    )
     assert json.loads(out.stdout.strip().splitlines()[-1]) == [reward, True, info["event_log_sha256"]]
 
 
@@ -217,8 +221,9 @@ def _subset_rewards(name: str, judge_pool: Any) -> dict[frozenset[int], float]:
 
     async def writes() -> int:
         counter = [0]
-        await play(GaiaEnv(EnvConfig(reward_mode="dense"), judge_pool=judge_pool, model=ORACLE), scenario(name).stem,
-                   lambda e: oracle_without(e, frozenset(), counter))
+        await play(
+            GaiaEnv(EnvConfig(reward_mode="dense"), judge_pool=judge_pool, model=ORACLE), scenario(name).stem, lambda e: oracle_without(e, frozenset(), counter)
+        )
         return counter[0]
 
     n = anyio.run(writes)
@@ -277,7 +282,11 @@ def test_with_a_team_the_policys_delegation_runs_the_app_agent_on_the_same_clock
     assert apps and all(a["sim_seconds"] > 0 for a in apps)
     main = info["ledgers"][0]
     assert info["sim_seconds"] >= main["sim_seconds"] + sum(a["sim_seconds"] for a in apps) - 1e-6  # one clock: all of them moved it
-    ran = anyio.run(lambda: execute(RolloutSpec(scenario=str(scenario("starter_multiturn_followup")), team=team, session=EnvConfig().session()), host=host, judge_pool=judge_pool))
+    ran = anyio.run(
+        lambda: execute(
+            RolloutSpec(scenario=str(scenario("starter_multiturn_followup")), team=team, session=EnvConfig().session()), host=host, judge_pool=judge_pool
+        )
+    )
     assert ran.result is not None and (ran.result.reward, ran.result.event_log_sha256) == (reward, info["event_log_sha256"])
 
 

@@ -37,7 +37,9 @@ def test_are_gaia2_over_http_with_verifiers_openai_client(monkeypatch):
         client = vf.ClientConfig(api_base_url=server.base_url, api_key_var="MOCK_API_KEY", max_retries=0)
 
         async def go() -> dict:
-            return await env.evaluate(client, "mock-policy", num_examples=1, rollouts_per_example=1, state_columns=["orchestra"], on_progress=lambda *a, **k: None)
+            return await env.evaluate(
+                client, "mock-policy", num_examples=1, rollouts_per_example=1, state_columns=["orchestra"], on_progress=lambda *a, **k: None
+            )
 
         out = anyio.run(go)["outputs"][0]
     info = out["orchestra"]
