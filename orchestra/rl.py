@@ -164,7 +164,11 @@ def response_from_completion(completion: Mapping[str, Any] | Any, request: Model
     `completion` is an assistant message (a dict, or any object with `content` / `tool_calls`
     attributes, e.g. openai's `ChatCompletionMessage`) or a whole chat completion (`choices`,
     `usage`). `usage` (or the completion's own) sets the tokens the clock is charged; without
-    prompt and completion counts they are counted locally. A `react` request reads the text only."""
+    prompt and completion counts they are counted locally. A `react` request reads the text only.
+    Anything else (None, a string, a number, a dict with neither) is a `TypeError`: a trainer's bug
+    must not silently spend one of the episode's turns."""
+    if completion is None or isinstance(completion, str | bytes | int | float):
+        raise TypeError(f"a completion is an assistant message or a chat completion (content / tool_calls / choices), got {type(completion).__name__}")
     data = _as_dict(completion)
     finish_reason = None
     if "choices" in data:
@@ -172,6 +176,8 @@ def response_from_completion(completion: Mapping[str, Any] | Any, request: Model
         choice = _as_dict(data["choices"][0])
         finish_reason = choice.get("finish_reason")
         data = _as_dict(choice.get("message") or {})
+    if not {"content", "tool_calls"} & set(data):
+        raise TypeError(f"a completion is an assistant message or a chat completion (content / tool_calls / choices), got one with keys {sorted(data)}")
     if usage is None:
         usage = data.get("usage")  # an assistant message carrying its completion's usage (`completion_message`)
     text = data.get("content")

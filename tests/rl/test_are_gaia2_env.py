@@ -179,13 +179,13 @@ def test_a_scenario_that_fails_to_load_is_reported_with_its_reason(tmp_path, cap
     (tmp_path / "c_good.json").write_text(good.read_text())
     with caplog.at_level("WARNING", logger="are_gaia2"):
         env = vf.load_environment("are-gaia2", source=str(tmp_path), capability="time")
-    assert [f.source.rsplit("/", 1)[-1] for f in env.load_failures] == ["a_unreadable.json"] and "malformed JSON" in env.load_failures[0].reason
-    assert "a_unreadable.json" in caplog.text
-    outputs = sorted(evaluate(env, PolicyClient(env)), key=lambda o: o["example_id"])
-    assert [o["info"]["scenario_id"] for o in outputs] == ["starter_time_deadline", "starter_time_deadline"]
-    broken, ok = outputs
-    assert broken["reward"] == 0.0 and broken["error"] is not None and broken["orchestra"]["error"]  # its own rollout fails, with the reason
-    assert ok["reward"] == 1.0
+    # both bad files are reported at loading, with their reasons (the precheck catches a non-list `apps` before ARE)
+    failures = {f.source.rsplit("/", 1)[-1]: f.reason for f in env.load_failures}
+    assert sorted(failures) == ["a_unreadable.json", "b_are_rejects.json"] and "malformed JSON" in failures["a_unreadable.json"]
+    assert "apps" in failures["b_are_rejects.json"]
+    assert "a_unreadable.json" in caplog.text and "b_are_rejects.json" in caplog.text
+    outputs = evaluate(env, PolicyClient(env))
+    assert [o["info"]["scenario_id"] for o in outputs] == ["starter_time_deadline"] and outputs[0]["reward"] == 1.0
 
 
 def test_a_cancelled_rollout_releases_its_episode():

@@ -357,3 +357,14 @@ def test_the_are_source_exports_ares_registered_scenarios_and_reports_those_it_c
     assert files and all(str(f.path).startswith("are/") and json.loads(f.text)["metadata"] for f in files)
     assert all(f.source.startswith("are:") and f.reason for f in failures)
     assert {f.stem for f in files}.isdisjoint({f.source.removeprefix("are:") for f in failures})
+
+
+@pytest.mark.parametrize("garbage", [None, 42, "just text", {"foo": 1}, {"choices": [{"message": {"role": "assistant"}}]}])
+def test_a_completion_that_is_no_completion_is_a_type_error_and_spends_no_turn(garbage):
+    from orchestra.rl import response_from_completion
+    from orchestra.types import ModelRequest
+
+    request = ModelRequest(messages=[{"role": "user", "content": "hi"}], action_format="tool_calls")
+    with pytest.raises(TypeError, match="a completion is an assistant message or a chat completion"):
+        response_from_completion(garbage, request)
+    assert response_from_completion({"role": "assistant", "content": "ok"}, request).text == "ok"
