@@ -130,7 +130,8 @@ ATTACKS = [
     Attack(
         "write_outside_scratch",
         "open('/tmp/orchestra-pwned.txt', 'w').write('pwned')",
-        {"wasm": ["No such file or directory"], "bwrap": ["No such file or directory"]},
+        # bwrap: ENOENT, or EROFS where the checkout (and so its venv, bound read-only) lies under /tmp
+        {"wasm": ["No such file or directory"], "bwrap": ["[Errno "]},
         "only /scratch is writable (wasm: preopen; bwrap: read-only root, /tmp not mounted)",
     ),
     Attack(
