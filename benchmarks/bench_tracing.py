@@ -169,25 +169,43 @@ def main() -> int:
     base, base_min = medians["not loaded"], minimums["not loaded"]
     rollouts = len(specs)
     hook_calls = wrapped_calls_per_batch
-    print(f"{rollouts} oracle rollouts per batch (tool_calling + orchestra/oracle), {spans_per_batch} spans per traced batch, "
-          f"{hook_calls} calls of the wrapped hooks per batch; {args.repeats} interleaved repeats")
+    print(
+        f"{rollouts} oracle rollouts per batch (tool_calling + orchestra/oracle), {spans_per_batch} spans per traced batch, "
+        f"{hook_calls} calls of the wrapped hooks per batch; {args.repeats} interleaved repeats"
+    )
     print(f"\n{'host':<24}{'median s/batch':>15}{'ratio':>9}{'min s/batch':>14}{'ratio':>9}")
     for name in conditions:
         print(f"{name:<24}{medians[name]:>15.3f}{medians[name] / base:>8.3f}x{minimums[name]:>14.3f}{minimums[name] / base_min:>8.3f}x")
-    print(f"\nhook dispatch (agent_run, best of 5 x {args.calls:,} calls): not loaded {1e6 * call_cost['not loaded']:.2f} us, "
-          f"loaded but disabled {1e6 * call_cost['loaded, disabled']:.2f} us per call "
-          f"(ratio {call_cost['loaded, disabled'] / call_cost['not loaded']:.2f}x)")
+    print(
+        f"\nhook dispatch (agent_run, best of 5 x {args.calls:,} calls): not loaded {1e6 * call_cost['not loaded']:.2f} us, "
+        f"loaded but disabled {1e6 * call_cost['loaded, disabled']:.2f} us per call "
+        f"(ratio {call_cost['loaded, disabled'] / call_cost['not loaded']:.2f}x)"
+    )
     per_rollout = overhead * hook_calls / rollouts
-    print(f"disabled overhead per rollout: {hook_calls / rollouts:.0f} wrapped hook calls x {1e6 * overhead:.2f} us = "
-          f"{1e6 * per_rollout:.0f} us, {100 * per_rollout / (base_min / rollouts):.3f}% of a rollout ({1000 * base_min / rollouts:.1f} ms)")
+    print(
+        f"disabled overhead per rollout: {hook_calls / rollouts:.0f} wrapped hook calls x {1e6 * overhead:.2f} us = "
+        f"{1e6 * per_rollout:.0f} us, {100 * per_rollout / (base_min / rollouts):.3f}% of a rollout ({1000 * base_min / rollouts:.1f} ms)"
+    )
     if args.json:
-        args.json.write_text(json.dumps({
-            "rollouts_per_batch": rollouts, "spans_per_traced_batch": spans_per_batch, "wrapped_hook_calls_per_batch": hook_calls,
-            "repeats": args.repeats, "median_seconds": medians, "min_seconds": minimums,
-            "ratio_vs_not_loaded_median": {n: m / base for n, m in medians.items()},
-            "ratio_vs_not_loaded_min": {n: m / base_min for n, m in minimums.items()},
-            "hook_dispatch_seconds": call_cost, "disabled_overhead_per_rollout_seconds": per_rollout, "times": times,
-        }, indent=1) + "\n")
+        args.json.write_text(
+            json.dumps(
+                {
+                    "rollouts_per_batch": rollouts,
+                    "spans_per_traced_batch": spans_per_batch,
+                    "wrapped_hook_calls_per_batch": hook_calls,
+                    "repeats": args.repeats,
+                    "median_seconds": medians,
+                    "min_seconds": minimums,
+                    "ratio_vs_not_loaded_median": {n: m / base for n, m in medians.items()},
+                    "ratio_vs_not_loaded_min": {n: m / base_min for n, m in minimums.items()},
+                    "hook_dispatch_seconds": call_cost,
+                    "disabled_overhead_per_rollout_seconds": per_rollout,
+                    "times": times,
+                },
+                indent=1,
+            )
+            + "\n"
+        )
     return 0
 
 

@@ -28,16 +28,19 @@ from orchestra.judges import JudgeConfig  # noqa: E402
 
 def row(a: Agreement, note: str = "") -> str:
     para = f"{a.paraphrase_accepted}/{a.paraphrase_total}" if a.paraphrase_total else "-"
-    return (f"| {a.judge} | {a.n} | {a.agree} ({100 * a.rate:.1f}%) | {a.false_accepts}/{a.wrong_total} | "
-            f"{a.false_rejects}/{a.correct_total} | {para} | {note} |")
+    return (
+        f"| {a.judge} | {a.n} | {a.agree} ({100 * a.rate:.1f}%) | {a.false_accepts}/{a.wrong_total} | {a.false_rejects}/{a.correct_total} | {para} | {note} |"
+    )
 
 
 def main() -> int:
     targets, items = labelled_set()
     kinds = Counter(i.kind for i in items)
     scenarios = sorted({t.scenario_id for t in targets})
-    print(f"labelled set: {len(items)} texts for {len(targets)} free-text arguments of {len(scenarios)} bundled scenarios; "
-          + ", ".join(f"{k} {n}" for k, n in sorted(kinds.items())))
+    print(
+        f"labelled set: {len(items)} texts for {len(targets)} free-text arguments of {len(scenarios)} bundled scenarios; "
+        + ", ".join(f"{k} {n}" for k, n in sorted(kinds.items()))
+    )
     print()
     print("| judge | texts | agree with label | false accepts / wrong texts | false rejects / correct texts | hand-written paraphrases accepted | note |")
     print("|---|---|---|---|---|---|---|")

@@ -181,28 +181,32 @@ class AgentStepper:
     async def apply(self, response: ModelResponse) -> None:
         """Accept `response` for the pending request: the clock is charged (`model_response` hook),
         the scaffold's action runs, termination is decided, and the loop runs to its next request."""
-        self._check_pending("apply")
-        if not isinstance(response, ModelResponse):  # checked before the loop sees it: the agent lives on
-            raise OrchestraError(
-                f"agent {self.agent.name!r}: apply() takes an orchestra.types.ModelResponse, got {type(response).__name__}"
-            )
+        self.check_answer("apply", response)
         self._handed_out = False
         await self._advance(self._loop.asend(response))
 
     async def fail(self, exc: ModelError) -> None:
         """The pending model call failed after its retries: shown to the model (ARE) or, when
         permanent, raised here and the agent is finished."""
-        self._check_pending("fail")
+        self.check_answer("fail", exc)
         self._handed_out = False
         await self._advance(self._loop.athrow(exc))
+
+    def check_answer(self, what: str, answer: object) -> None:
+        """Raise `OrchestraError`, changing nothing, unless `answer` may answer the pending request
+        now: `apply` takes a `ModelResponse`, `fail` a `ModelError`, exactly one per request handed
+        out. Checked before the loop sees the answer, so the agent lives on after a misuse."""
+        self._check_pending(what)
+        wanted = ModelResponse if what == "apply" else ModelError
+        if not isinstance(answer, wanted):
+            raise OrchestraError(f"agent {self.agent.name!r}: {what}() takes an {wanted.__module__}.{wanted.__name__}, got {type(answer).__name__}")
 
     def _check_pending(self, what: str) -> None:
         if self.finished:
             raise OrchestraError(f"agent {self.agent.name!r}: {what}() after the agent finished (next_request() returned None)")
         if self._pending is None or not self._handed_out:
             raise OrchestraError(
-                f"agent {self.agent.name!r}: {what}() without a request to answer: call next_request() first "
-                "(each request takes exactly one apply() or fail())"
+                f"agent {self.agent.name!r}: {what}() without a request to answer: call next_request() first (each request takes exactly one apply() or fail())"
             )
 
     async def _advance(self, step: Any) -> None:
@@ -339,6 +343,8 @@ async def _iteration(agent: AgentContext) -> AsyncGenerator[ModelRequest, ModelR
     except ModelError as exc:
         if exc.permanent:
             raise
+        agent.ledger.model_errors += 1
+        agent.ledger.last_model_error = str(exc)
         text = scaffold.model_error_text(exc)
         scaffold.record_model_error(agent, text)
         agent.state["_step"] = StepRecord(agent.steps, response, [], [], retries=retries, model_error=text)
@@ -425,8 +431,16 @@ def make_agent(
     factory = host.scaffold(scaffold)
     base = dict(tools) if tools is not None else {**rollout.session.tools, **{n: spec for n, (spec, _) in host.tools.items()}}
     agent = AgentContext(
-        name=name, rollout=rollout, model=model, scaffold=None,  # type: ignore[arg-type]  # built below
-        max_steps=max_steps, role=role, parent=parent, task=task, tools=base, app=app,
+        name=name,
+        rollout=rollout,
+        model=model,
+        scaffold=None,  # type: ignore[arg-type]  # built below
+        max_steps=max_steps,
+        role=role,
+        parent=parent,
+        task=task,
+        tools=base,
+        app=app,
     )
     agent.ledger.scaffold = scaffold
     host.hook.agent_tools(agent=agent, tools=agent.tools)
@@ -470,9 +484,17 @@ async def spawn(
         n += 1
         unique = f"{base}#{n}"
     child = make_agent(
-        rollout, model=model or parent.model, scaffold=scaffold or parent.ledger.scaffold or "tool_calling",
-        scaffold_options=scaffold_options, name=unique, role="sub", parent=parent.name, task=task,
-        max_steps=max_steps, tools=tools if tools is not None else dict(parent.tools), app=app,
+        rollout,
+        model=model or parent.model,
+        scaffold=scaffold or parent.ledger.scaffold or "tool_calling",
+        scaffold_options=scaffold_options,
+        name=unique,
+        role="sub",
+        parent=parent.name,
+        task=task,
+        max_steps=max_steps,
+        tools=tools if tools is not None else dict(parent.tools),
+        app=app,
     )
     label = call.name if call is not None else "spawn"
     arguments = call.arguments if call is not None else {"task": task}
@@ -501,10 +523,19 @@ async def spawn(
         outcome = ToolOutcome(label, arguments, ok=False, error=f"sub-agent {child.name!r} failed: {why}", sim_time=started)
     rollout.record_delegation(
         Delegation(
-            caller=parent.name, callee=child.name, tool=label, task=sent if sent is not None else task, ok=outcome.ok,
-            answer=outcome.output if outcome.ok else None, error=outcome.error, app=app,
-            start=round(elapsed, 6), duration=round(session.now - started, 6),
-            steps=ledger.steps, prompt_tokens=ledger.prompt_tokens, completion_tokens=ledger.completion_tokens,
+            caller=parent.name,
+            callee=child.name,
+            tool=label,
+            task=sent if sent is not None else task,
+            ok=outcome.ok,
+            answer=outcome.output if outcome.ok else None,
+            error=outcome.error,
+            app=app,
+            start=round(elapsed, 6),
+            duration=round(session.now - started, 6),
+            steps=ledger.steps,
+            prompt_tokens=ledger.prompt_tokens,
+            completion_tokens=ledger.completion_tokens,
         )
     )
     return outcome

@@ -34,7 +34,5 @@ class SessionConfig(BaseModel):
     clock: ClockConfig = Field(default_factory=ClockConfig)
     notification_verbosity: Literal["low", "medium", "high"] = "medium"
     reward_mode: RewardMode = "binary"
-    duration: float | None = Field(
-        None, gt=0, description="Scenario duration in simulated seconds; default: ARE's cap (420 s Time, else 1800 s)."
-    )
+    duration: float | None = Field(None, gt=0, description="Scenario duration in simulated seconds; default: ARE's cap (420 s Time, else 1800 s).")
     judge: JudgeConfig = Field(default_factory=JudgeConfig, description="scripted (default) | llm | strict | a plugin's judge; see orchestra.judges")

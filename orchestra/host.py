@@ -246,6 +246,7 @@ def _attributed(fn: Callable[..., Any], plugin: str, hook: str) -> Callable[...,
         return _AttributedAwaitable(result, plugin, hook) if inspect.isawaitable(result) else result
 
     if inspect.isgeneratorfunction(fn):  # a wrapper: `result = yield`, then return or raise
+
         @functools.wraps(fn)
         def attributed_wrapper(*args: Any) -> Any:
             try:

@@ -37,23 +37,87 @@ from typing import Any, Literal
 FactKind = Literal["amount", "number", "date", "month", "weekday", "time", "id", "name"]
 
 MONTHS = {
-    "january": 1, "jan": 1, "february": 2, "feb": 2, "march": 3, "mar": 3, "april": 4, "apr": 4, "may": 5,
-    "june": 6, "jun": 6, "july": 7, "jul": 7, "august": 8, "aug": 8, "september": 9, "sept": 9, "sep": 9,
-    "october": 10, "oct": 10, "november": 11, "nov": 11, "december": 12, "dec": 12,
+    "january": 1,
+    "jan": 1,
+    "february": 2,
+    "feb": 2,
+    "march": 3,
+    "mar": 3,
+    "april": 4,
+    "apr": 4,
+    "may": 5,
+    "june": 6,
+    "jun": 6,
+    "july": 7,
+    "jul": 7,
+    "august": 8,
+    "aug": 8,
+    "september": 9,
+    "sept": 9,
+    "sep": 9,
+    "october": 10,
+    "oct": 10,
+    "november": 11,
+    "nov": 11,
+    "december": 12,
+    "dec": 12,
 }
-MONTH_NAMES = ["", "January", "February", "March", "April", "May", "June", "July", "August", "September",
-               "October", "November", "December"]
+MONTH_NAMES = ["", "January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"]
 WEEKDAYS = {
-    "monday": 0, "mon": 0, "tuesday": 1, "tue": 1, "tues": 1, "wednesday": 2, "wed": 2, "thursday": 3, "thu": 3,
-    "thur": 3, "thurs": 3, "friday": 4, "fri": 4, "saturday": 5, "sat": 5, "sunday": 6, "sun": 6,
+    "monday": 0,
+    "mon": 0,
+    "tuesday": 1,
+    "tue": 1,
+    "tues": 1,
+    "wednesday": 2,
+    "wed": 2,
+    "thursday": 3,
+    "thu": 3,
+    "thur": 3,
+    "thurs": 3,
+    "friday": 4,
+    "fri": 4,
+    "saturday": 5,
+    "sat": 5,
+    "sunday": 6,
+    "sun": 6,
 }
 WEEKDAY_NAMES = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
 NUMBER_WORDS = {
-    "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
-    "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15, "sixteen": 16,
-    "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50,
-    "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90, "a dozen": 12, "a couple of": 2, "both": 2,
-    "single": 1, "once": 1, "twice": 2,
+    "zero": 0,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+    "thirteen": 13,
+    "fourteen": 14,
+    "fifteen": 15,
+    "sixteen": 16,
+    "seventeen": 17,
+    "eighteen": 18,
+    "nineteen": 19,
+    "twenty": 20,
+    "thirty": 30,
+    "forty": 40,
+    "fifty": 50,
+    "sixty": 60,
+    "seventy": 70,
+    "eighty": 80,
+    "ninety": 90,
+    "a dozen": 12,
+    "a couple of": 2,
+    "both": 2,
+    "single": 1,
+    "once": 1,
+    "twice": 2,
 }
 
 _MONTH_RE = r"(?:january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec)\.?"
@@ -86,8 +150,20 @@ _AMOUNT_POST = re.compile(rf"(?<![\w.,])({_NUM})\s?{_CURRENCY_POST}(?![a-z])", r
 _UNIT_QTY = re.compile(rf"\b(\d+(?:\.\d+)?)\s?({_UNITS})\b", re.I)
 _CODE = re.compile(r"\b(?=[A-Za-z0-9-]*\d)(?=[A-Za-z0-9-]*[A-Za-z])[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*\b")
 _NUMBER = re.compile(rf"(?<![\w.])({_NUM})(?![\w]|\.\d)")
-_SIZES = {"xxs": "xxs", "xs": "xs", "s": "s", "m": "m", "l": "l", "xl": "xl", "xxl": "xxl", "small": "s", "medium": "m",
-          "large": "l", "extra large": "xl", "extra-large": "xl"}
+_SIZES = {
+    "xxs": "xxs",
+    "xs": "xs",
+    "s": "s",
+    "m": "m",
+    "l": "l",
+    "xl": "xl",
+    "xxl": "xxl",
+    "small": "s",
+    "medium": "m",
+    "large": "l",
+    "extra large": "xl",
+    "extra-large": "xl",
+}
 _SIZE = re.compile(r"\b(?:size|wears|wear)\s+(?:an?\s+|in\s+)?(XXS|XS|S|M|L|XL|XXL|xxs|xs|s|m|l|xl|xxl|small|medium|large|extra[- ]large)\b", re.I)
 _STOPWORDS = {"of", "the", "a", "an", "your", "my", "in", "at", "on", "and", "x", "for", "to", "with", "is", "are", "was", "were"}
 #: A cab's service type said as such ("Default cab", "Premium ride"): a fact, although the bare
@@ -245,9 +321,42 @@ class Gazetteer:
 
 #: Universe strings that are ordinary words, never names worth checking.
 _STOP_NAMES = {
-    "the", "and", "you", "your", "for", "with", "from", "home", "work", "inbox", "sent", "draft", "drafts", "trash",
-    "male", "female", "other", "none", "null", "true", "false", "user", "single", "married", "yes", "new",
-    "default", "premium", "van", "friend", "family", "coworker", "documents", "downloads", "today", "tomorrow",
+    "the",
+    "and",
+    "you",
+    "your",
+    "for",
+    "with",
+    "from",
+    "home",
+    "work",
+    "inbox",
+    "sent",
+    "draft",
+    "drafts",
+    "trash",
+    "male",
+    "female",
+    "other",
+    "none",
+    "null",
+    "true",
+    "false",
+    "user",
+    "single",
+    "married",
+    "yes",
+    "new",
+    "default",
+    "premium",
+    "van",
+    "friend",
+    "family",
+    "coworker",
+    "documents",
+    "downloads",
+    "today",
+    "tomorrow",
 }
 
 
@@ -536,7 +645,9 @@ def read_text(text: str) -> TextFacts:
             numbers.add(value)
             counts.append((value, _following_words(masked, m.end(1))))
     lowered = f" {low.lower()} "
-    for m in re.finditer(r"(?<![a-z])(twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)[- ](one|two|three|four|five|six|seven|eight|nine)(?![a-z])", lowered):
+    for m in re.finditer(
+        r"(?<![a-z])(twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)[- ](one|two|three|four|five|six|seven|eight|nine)(?![a-z])", lowered
+    ):
         value = Decimal(NUMBER_WORDS[m.group(1)] + NUMBER_WORDS[m.group(2)])
         numbers.add(value)
         counts.append((value, _following_words(lowered, m.end())))
@@ -547,8 +658,7 @@ def read_text(text: str) -> TextFacts:
     for date in dates:
         months.add(date[0])
     names_text = _EMAIL.sub(" ", _URL.sub(" ", low))  # "carter.dowd@..." does not name Carter Dowd
-    return TextFacts(normalize_text(names_text), numbers, dates, months, weekdays, times, ids, low.lower(), counts,
-                     standalone_weekdays, standalone_months)
+    return TextFacts(normalize_text(names_text), numbers, dates, months, weekdays, times, ids, low.lower(), counts, standalone_weekdays, standalone_months)
 
 
 def _name_pattern(norm: str) -> str:

@@ -128,9 +128,7 @@ class JudgeCallCache:
         self._warned = False
 
     @staticmethod
-    def key(
-        model: str, messages: list[dict[str, Any]], stop: list[str] | None = None, max_tokens: int | None = None, verbatim_bools: bool = False
-    ) -> str:
+    def key(model: str, messages: list[dict[str, Any]], stop: list[str] | None = None, max_tokens: int | None = None, verbatim_bools: bool = False) -> str:
         request: dict[str, Any] = {"model": model, "messages": messages, "stop": list(stop or [])}
         if max_tokens is not None:
             request["max_tokens"] = max_tokens
@@ -207,10 +205,7 @@ class JudgeEngine:
         return self.model
 
     def __call__(self, messages: list[dict[str, Any]], stop_sequences: list[str] | None = None, **kwargs: Any) -> tuple[str, None]:
-        converted = [
-            {"role": _ROLE_CONVERSIONS.get(str(m["role"]), str(m["role"])), "content": m.get("content", "")}
-            for m in messages
-        ]
+        converted = [{"role": _ROLE_CONVERSIONS.get(str(m["role"]), str(m["role"])), "content": m.get("content", "")} for m in messages]
         stops = list(stop_sequences or [])
         key = JudgeCallCache.key(self.model, converted, stops, self.max_tokens, not self.are_bool_bug) if self.cache else None
         entry = self.cache.get(key) if self.cache and key else None

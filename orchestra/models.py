@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 import uuid
@@ -25,6 +26,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from orchestra.errors import OrchestraError
 from orchestra.litellm_setup import import_litellm, register_providers
 from orchestra.types import ModelRequest, ModelResponse, ToolCall, Usage
+
+log = logging.getLogger(__name__)
 
 
 class ModelError(OrchestraError):
@@ -52,6 +55,7 @@ def expand_env(value: Any, *, where: str) -> Any:
     """`value` with every `${VAR}` replaced by the variable's value, recursively through dicts and
     lists; an unset variable is a permanent `ModelError` naming it and `where` it was used."""
     if isinstance(value, str):
+
         def sub(match: re.Match[str]) -> str:
             var = match.group(1)
             if var not in os.environ:
@@ -171,7 +175,9 @@ async def complete(
                 raise ModelError(f"{config.model}: {setup}") from exc
             if attempt > config.max_retries:
                 raise ModelError(f"{config.model}: gave up after {attempt} attempts: {type(exc).__name__}: {exc}", permanent=False) from exc
-            await anyio.sleep(config.backoff_seconds * (2 ** (attempt - 1)))
+            wait = config.backoff_seconds * (2 ** (attempt - 1))
+            log.info("%s: attempt %d of %d failed (%s); retrying in %.1f s", config.model, attempt, config.max_retries + 1, type(exc).__name__, wait)
+            await anyio.sleep(wait)
         except Exception as exc:
             raise ModelError(f"{config.model}: {type(exc).__name__}: {exc}") from exc
     return _parse_response(litellm, raw, request, config, attempt)
@@ -207,17 +213,21 @@ def _parse_response(litellm: Any, raw: Any, request: ModelRequest, config: Model
 
 def _tool_call(tc: Any) -> ToolCall:
     fn = tc.function
-    name = getattr(fn, "name", None) or ""
-    args_raw = getattr(fn, "arguments", None)
-    call_id = getattr(tc, "id", None) or f"call_{uuid.uuid4().hex[:12]}"
+    return parse_tool_call(getattr(fn, "name", None) or "", getattr(fn, "arguments", None), getattr(tc, "id", None) or f"call_{uuid.uuid4().hex[:12]}")
+
+
+def parse_tool_call(name: str, args_raw: Any, call_id: str) -> ToolCall:
+    """One OpenAI-style tool call (`arguments` a JSON text, or already a dict); a call whose
+    arguments are not a JSON object keeps the reason in `error` (the agent is shown it)."""
     if isinstance(args_raw, dict):
         return ToolCall(name=name, arguments=args_raw, id=call_id)
     if args_raw in (None, ""):
         return ToolCall(name=name, arguments={}, id=call_id)
     try:
         args = json.loads(args_raw)
-    except json.JSONDecodeError as exc:
-        return ToolCall(name=name, id=call_id, error=f"arguments are not valid JSON ({exc.msg} at char {exc.pos}): {args_raw[:200]!r}")
+    except (json.JSONDecodeError, TypeError) as exc:
+        reason = f"{exc.msg} at char {exc.pos}" if isinstance(exc, json.JSONDecodeError) else str(exc)
+        return ToolCall(name=name, id=call_id, error=f"arguments are not valid JSON ({reason}): {str(args_raw)[:200]!r}")
     if not isinstance(args, dict):
         return ToolCall(name=name, id=call_id, error=f"arguments must be a JSON object, got {type(args).__name__}")
     return ToolCall(name=name, arguments=args, id=call_id)

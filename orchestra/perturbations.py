@@ -146,7 +146,9 @@ def _late(plan: OraclePlan, rules: JudgeRules) -> OraclePlan:
             delay = action.delay + rules.post_tolerance + LATE_MARGIN_SECONDS
             new = replace(action, delay=delay)
             actions = [new if a is action else a for a in plan.actions]
-            return plan.with_actions(actions, f"late: {action.event_id} at +{delay:.0f}s after its parent (window ends at +{action.delay + rules.post_tolerance:.0f}s)")
+            return plan.with_actions(
+                actions, f"late: {action.event_id} at +{delay:.0f}s after its parent (window ends at +{action.delay + rules.post_tolerance:.0f}s)"
+            )
     raise NotApplicable("no oracle action has a timing window (every delay <= ARE's 1 s threshold, no comparator)")
 
 
@@ -158,8 +160,7 @@ def _missing(plan: OraclePlan) -> OraclePlan:
     actions = [a for a in plan.actions if a is not dropped]
     # Children of the dropped action must not wait for it forever: re-hang them on its parents.
     actions = [
-        replace(a, parents=tuple(p for p in a.parents if p != dropped.event_id) + (dropped.parents if dropped.event_id in a.parents else ()))
-        for a in actions
+        replace(a, parents=tuple(p for p in a.parents if p != dropped.event_id) + (dropped.parents if dropped.event_id in a.parents else ())) for a in actions
     ]
     return plan.with_actions(actions, f"missing: {dropped.event_id} ({dropped.tool}) dropped")
 

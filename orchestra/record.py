@@ -93,6 +93,17 @@ class RolloutRecord(BaseModel):
         return None if spec is None else mask_secrets(spec.model_dump(mode="json"))
 
     @property
+    def status(self) -> str:
+        """One word, the same in every table and JSON: `PASS` / `FAIL` (the agent's verdict), `ERROR`
+        (the harness or the setup: no trustworthy verdict; `error` says why) or `N/A` (a perturbation
+        that cannot apply)."""
+        if self.not_applicable is not None:
+            return "N/A"
+        if self.error is not None or self.result is None or self.result.error is not None:
+            return "ERROR"
+        return "PASS" if self.result.success else "FAIL"
+
+    @property
     def agents(self) -> list[AgentLedger]:
         if self.result is not None:
             return self.result.agents
@@ -143,15 +154,26 @@ def build_record(
             main_completion_tokens=main.completion_tokens if main is not None else 0,
             main_reasoning_tokens=main.reasoning_tokens if main is not None else 0,
             main_cost_usd=main.cost_usd if main is not None else 0.0,
-            agents=ledgers, delegations=handed, app_agents=list(app_agents),
+            agents=ledgers,
+            delegations=handed,
+            app_agents=list(app_agents),
         )
         error = error or judgement.error
     failed = None
     if result is None and partial is not None:
         failed = PartialRollout(**partial.model_dump(), agents=ledgers, delegations=handed)
     return RolloutRecord(
-        scenario_id=scenario_id or Path(source).stem, source=source, policy=spec.policy,
+        scenario_id=scenario_id or Path(source).stem,
+        source=source,
+        policy=spec.policy,
         perturbation=spec.oracle.perturbation if spec.oracle is not None else None,
-        sample_index=spec.sample_index, seed=spec.seed, spec=spec,
-        result=result, error=error, partial=failed, not_applicable=not_applicable, note=note, native=native,
+        sample_index=spec.sample_index,
+        seed=spec.seed,
+        spec=spec,
+        result=result,
+        error=error,
+        partial=failed,
+        not_applicable=not_applicable,
+        note=note,
+        native=native,
     )

@@ -32,7 +32,7 @@ from orchestra.agent import AgentContext, AgentStepper, make_agent, run_agent
 from orchestra.are import agent2agent as a2a
 from orchestra.are.judge_pool import JudgePool
 from orchestra.errors import OrchestraError
-from orchestra.host import Host, PluginError
+from orchestra.host import ATTRIBUTION_PREFIX, BUILTIN_PLUGINS, Host, PluginError
 from orchestra.models import ModelError
 from orchestra.record import NativeVerdictRecord, RolloutRecord, RolloutResult, build_record
 from orchestra.scenario_files import ScenarioFile
@@ -175,6 +175,8 @@ class Rollout:
         its whole replay here and asks for nothing."""
         if self.done:
             return None
+        if self._closed:
+            raise OrchestraError(f"{self.spec.scenario}: next_request() after the rollout was closed")
         if self.main is None:
             self._step_guarded(self._replay_oracle)
             return None
@@ -185,16 +187,27 @@ class Rollout:
     async def apply(self, response: ModelResponse) -> None:
         """Answer the pending request: the clock is charged, the action runs (a delegation runs its
         app-agent to the end), termination is decided. Then call `next_request()` again."""
-        await self._guarded(self._main_stepper("apply").apply(response))
+        await self._guarded(self._main_stepper("apply", response).apply(response))
 
     async def fail(self, error: ModelError) -> None:
         """The pending model call failed after its retries: shown to the model (ARE's behaviour,
         it costs the iteration) or, when `error.permanent`, the rollout ends with that error."""
-        await self._guarded(self._main_stepper("fail").fail(error))
+        await self._guarded(self._main_stepper("fail", error).fail(error))
 
-    def _main_stepper(self, what: str) -> AgentStepper:
+    def _main_stepper(self, what: str, answer: object) -> AgentStepper:
+        """The main agent's stepper, when `answer` may answer its pending request now. A misuse
+        (a wrong type, a second answer, one after the end or after `close()`) is an
+        `OrchestraError` raised here, before anything runs: the rollout, its verdict included, is
+        left as it was."""
+        if self._closed:
+            raise OrchestraError(f"{self.spec.scenario}: {what}() after the rollout was closed")
+        if self._record is not None:
+            raise OrchestraError(f"{self.spec.scenario}: {what}() after finish()")
+        if self.done:
+            raise OrchestraError(f"{self.spec.scenario}: {what}() after the rollout ended (next_request() returned None; call finish())")
         if self._stepper is None:
             raise OrchestraError(f"{what}() without a request to answer: call next_request() first")
+        self._stepper.check_answer(what, answer)
         return self._stepper
 
     async def _guarded(self, step: Any) -> Any:
@@ -276,19 +289,42 @@ class Rollout:
         if self._failure is not None or session is None:
             error = describe(self._failure, self.file) if self._failure is not None else f"{source}: the rollout never started"
             self._record = build_record(
-                self.spec, source, scenario_id=session.scenario_id if session is not None else None, error=error,
-                partial=_partial_log(session), **common,
+                self.spec,
+                source,
+                scenario_id=session.scenario_id if session is not None else None,
+                error=error,
+                partial=_partial_log(session),
+                **common,
             )
         elif self._not_applicable is not None:
             self._record = build_record(self.spec, source, scenario_id=session.scenario_id, not_applicable=self._not_applicable, **common)
         else:
             judgement = session.finish(error=self._error)
             stop_reason = self.main.stop_reason if self.main is not None else None
+            if self._error is None and not self.spec.are_model_failures:
+                self._error = self._all_model_calls_failed()
             self._record = build_record(
-                self.spec, source, scenario_id=session.scenario_id, judgement=judgement, app_agents=self.app_agents,
-                stop_reason=stop_reason, error=self._error, native=self._native_verdict(), **common,
+                self.spec,
+                source,
+                scenario_id=session.scenario_id,
+                judgement=judgement,
+                app_agents=self.app_agents,
+                stop_reason=stop_reason,
+                error=self._error,
+                native=self._native_verdict(),
+                **common,
             )
         return self._record
+
+    def _all_model_calls_failed(self) -> str | None:
+        """A broken model never looks like a good agent: when every call of the main agent's model
+        failed for good, the verdict (ARE's loop answered "Max iterations reached" for it) is not the
+        agent's — the rollout is an ERROR, with the last failure (`are_model_failures` keeps ARE's way)."""
+        main = self.main
+        if main is None or main.ledger.model_calls or not main.ledger.model_errors:
+            return None
+        n = main.ledger.model_errors
+        return f"every call to the main agent's model failed ({n} of {n}; the verdict is not the agent's): {main.ledger.last_model_error}"
 
     def _native_verdict(self) -> NativeVerdictRecord | None:
         if self._native_trace is None:
@@ -338,11 +374,12 @@ def check_spec(spec: RolloutSpec, host: Host) -> None:
 def describe(exc: BaseException, where: ScenarioFile | str) -> str:
     """One line for a rollout's error: the message, and for a bug the scenario, the exception type,
     and the plugin and hook it came from (when a plugin raised it)."""
-    if isinstance(exc, OrchestraError):
-        return str(exc)
+    notes = [n for n in getattr(exc, "__notes__", []) if n.startswith(ATTRIBUTION_PREFIX)]
+    if isinstance(exc, OrchestraError):  # a message for the user; a third-party plugin's is named
+        builtin = any(note.startswith(f"{ATTRIBUTION_PREFIX}{name!r},") for note in notes[:1] for name, _ in BUILTIN_PLUGINS)
+        return f"{exc} ({notes[0]})" if notes and not builtin else str(exc)
     path = where.path if isinstance(where, ScenarioFile) else where
     text = f"{path}: {type(exc).__name__}: {exc}"
-    notes = [n for n in getattr(exc, "__notes__", []) if n.startswith("raised in plugin ")]
     if notes:
         text += f" ({notes[0]})"
     else:

@@ -37,21 +37,30 @@ def specs_for(
     perturbations: Iterable[PerturbationKind | None] = (None,),
     session: SessionConfig | None = None,
     native_parity: bool = False,
+    runs: int = 1,
+    seed: int | None = None,
+    are_model_failures: bool = False,
 ) -> list[tuple[RolloutSpec, ScenarioFile]]:
-    """One spec per file (an agent or a team), or per file and perturbation (the oracle), in deterministic order.
+    """One spec per file and run (an agent or a team), or per file, run and perturbation (the
+    oracle), in deterministic order: file by file, then run index (`sample_index`, 0 to `runs`-1:
+    each an independent rollout, its sampling seed `seed + sample_index` when `seed` is given).
 
     A team runs with `session` when given, else with the team file's own session settings."""
+    if runs < 1:
+        raise OrchestraError(f"runs must be 1 or more, got {runs}")
     kinds = list(perturbations)
+    common = dict(seed=seed, are_model_failures=are_model_failures)
     out = []
     for file in files:
-        if team is not None:
-            out.append((RolloutSpec(scenario=str(file.path), team=team, session=session or team.session), file))
-        elif agent is not None:
-            out.append((RolloutSpec(scenario=str(file.path), agent=agent, session=session or SessionConfig()), file))
-        else:
-            for kind in kinds:
-                oracle = OracleConfig(perturbation=kind, native_parity=native_parity)
-                out.append((RolloutSpec(scenario=str(file.path), oracle=oracle, session=session or SessionConfig()), file))
+        for index in range(runs):
+            if team is not None:
+                out.append((RolloutSpec(scenario=str(file.path), team=team, session=session or team.session, sample_index=index, **common), file))
+            elif agent is not None:
+                out.append((RolloutSpec(scenario=str(file.path), agent=agent, session=session or SessionConfig(), sample_index=index, **common), file))
+            else:
+                for kind in kinds:
+                    oracle = OracleConfig(perturbation=kind, native_parity=native_parity)
+                    out.append((RolloutSpec(scenario=str(file.path), oracle=oracle, session=session or SessionConfig(), sample_index=index, **common), file))
     return out
 
 

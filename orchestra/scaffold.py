@@ -54,19 +54,13 @@ class ScaffoldOptions(BaseModel):
 
     model_config = ConfigDict(extra="allow")
 
-    constrained: bool = Field(
-        False, description="ask the server to constrain replies to the action schema (small local models need it)"
-    )
+    constrained: bool = Field(False, description="ask the server to constrain replies to the action schema (small local models need it)")
     constrained_format: str = Field(
         "llama_cpp.server", description="how the server takes a schema: 'llama_cpp.server' (json_object) or 'llama-server' / 'openai' (json_schema)"
     )
-    max_observation_chars: int | None = Field(
-        None, gt=0, description="cut tool outputs longer than this; default: the scaffold's (react: no cut, as ARE)"
-    )
+    max_observation_chars: int | None = Field(None, gt=0, description="cut tool outputs longer than this; default: the scaffold's (react: no cut, as ARE)")
     max_tokens: int | None = None
-    server_stop: bool = Field(
-        False, description="also send the scaffold's stop sequences to the server (ARE cuts client-side and sends none)"
-    )
+    server_stop: bool = Field(False, description="also send the scaffold's stop sequences to the server (ARE cuts client-side and sends none)")
 
 
 class Scaffold(ABC):
@@ -101,9 +95,7 @@ class Scaffold(ABC):
         return ParsedAction(*self.parse(response))
 
     @abstractmethod
-    def record(
-        self, agent: AgentView, response: ModelResponse, calls: list[ToolCall], outcomes: list[ToolOutcome], format_error: str | None
-    ) -> None:
+    def record(self, agent: AgentView, response: ModelResponse, calls: list[ToolCall], outcomes: list[ToolOutcome], format_error: str | None) -> None:
         """Append the model's turn and what came back to the history."""
 
     def start(self, agent: AgentView) -> None:
@@ -189,7 +181,5 @@ def render_tool_list(tools: dict[str, ToolSpec]) -> str:
     lines = []
     for spec in tools.values():
         inputs = {a.name: {"description": a.description, "type": a.type_text} for a in spec.args}
-        lines.append(
-            f"- {spec.name}: {spec.description}\n    Takes inputs: {inputs}\n    Returns an output of type: {spec.return_type}"
-        )
+        lines.append(f"- {spec.name}: {spec.description}\n    Takes inputs: {inputs}\n    Returns an output of type: {spec.return_type}")
     return "\n".join(lines)

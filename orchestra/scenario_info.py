@@ -44,16 +44,15 @@ def split_of(scenario_id: str) -> str | None:
 
 
 def describe(file: ScenarioFile) -> ScenarioInfo:
-    try:
-        raw = json.loads(file.text)
-    except json.JSONDecodeError as exc:
-        raise ScenarioError(file.path, f"malformed JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+    """What the file holds, once it passed the checks that need no ARE import (a JSON object of
+    ARE's version with a definition and apps: `ScenarioError` otherwise, naming the file)."""
+    from orchestra.are.loading import precheck_scenario_json
+
+    raw = precheck_scenario_json(file.text, file.path)
     definition = (raw.get("metadata") or {}).get("definition") or {}
     scenario_id = str(definition.get("scenario_id") or Path(file.path).stem)
     answers = sum(
-        1
-        for e in raw.get("events") or []
-        if e.get("class_name") == "OracleEvent" and (e.get("action") or {}).get("function") == "send_message_to_user"
+        1 for e in raw.get("events") or [] if e.get("class_name") == "OracleEvent" and (e.get("action") or {}).get("function") == "send_message_to_user"
     )
     apps = raw.get("apps") or []
     return ScenarioInfo(

@@ -48,6 +48,8 @@ WAIT_TOOL = "SystemApp__wait_for_notification"
 #: The agent ARE's notification system talks to (the one that answers the user).
 MAIN_AGENT = "main"
 SEND_TO_USER_TOOL = "AgentUserInterface__send_message_to_user"
+
+
 class TurnVerdict(BaseModel):
     turn: int
     success: bool
@@ -309,12 +311,18 @@ class Session:
             return ToolOutcome(name, arguments if isinstance(arguments, dict) else {}, ok=False, error="The environment has stopped.", sim_time=self.now)
         if not isinstance(arguments, dict):
             return ToolOutcome(
-                name, {}, ok=False, sim_time=self.now,
+                name,
+                {},
+                ok=False,
+                sim_time=self.now,
                 error=f"Arguments for {name} must be a JSON object, got {type(arguments).__name__}.",
             )
         if name not in self._tools:
             return ToolOutcome(
-                name, arguments, ok=False, sim_time=self.now,
+                name,
+                arguments,
+                ok=False,
+                sim_time=self.now,
                 error=f"Unknown tool {name!r}. Available tools: {', '.join(sorted(self._tools))}.",
             )
         if name == WAIT_TOOL:
@@ -354,8 +362,10 @@ class Session:
         """The event log so far, unjudged (a rollout that failed keeps what already happened)."""
         records = canonical_events(self.env.event_log(), self.env.start_time, self.env.event_snapshot)
         return PartialLog(
-            sim_seconds=round(self.elapsed, 6), turns_completed=self.turns_completed,
-            event_log_sha256=event_log_sha256(records), event_log=records,
+            sim_seconds=round(self.elapsed, 6),
+            turns_completed=self.turns_completed,
+            event_log_sha256=event_log_sha256(records),
+            event_log=records,
         )
 
     def finish(self, error: str | None = None) -> Judgement:

@@ -45,6 +45,11 @@ class RolloutSpec(BaseModel):
         None, description="sampling seed: sent to every agent's model (a team's app-agents too) as `seed + sample_index` (OpenAI-style `seed`) when set"
     )
     sample_index: int = Field(0, ge=0, description="which sample of this scenario (several rollouts of one spec)")
+    are_model_failures: bool = Field(
+        False,
+        description="ARE's behaviour for parity runs: a rollout whose main agent's model calls all failed is judged like any "
+        "other (ARE's loop answers 'Max iterations reached', which the scripted judge may pass); default: it is an ERROR whatever the judge says",
+    )
 
     @model_validator(mode="after")
     def _one_policy(self) -> RolloutSpec:

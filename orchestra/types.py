@@ -89,8 +89,6 @@ class ToolSpec:
     writes: bool
 
 
-
-
 @dataclass
 class Notification:
     """One message from ARE's notification system, as the agent will see it."""
@@ -166,6 +164,10 @@ class AgentLedger:
     runs: int = 0
     turns: int = 0
     model_calls: int = 0
+    #: Model calls that failed for good (after their retries) and were shown to the model as ARE does.
+    model_errors: int = 0
+    #: The last of those failures (the `ModelError`'s message).
+    last_model_error: str | None = None
     tool_calls: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0

@@ -84,12 +84,17 @@ async def _expert_call(agent: AgentView, call: ToolCall, app: str) -> ToolOutcom
     unexpected = sorted(set(arguments) - {"task"})
     if not isinstance(task, str) or unexpected:
         why = (
-            f"unexpected argument(s) {unexpected}" if unexpected and isinstance(task, str)
-            else "missing required argument 'task'" if task is None
+            f"unexpected argument(s) {unexpected}"
+            if unexpected and isinstance(task, str)
+            else "missing required argument 'task'"
+            if task is None
             else f"'task' must be a string, got {type(task).__name__}"
         )
         return ToolOutcome(
-            call.name, arguments, ok=False, sim_time=session.now,
+            call.name,
+            arguments,
+            ok=False,
+            sim_time=session.now,
             error=f"Invalid arguments for {call.name}: {why}. Expected (task: str).",
         )
     config = team.app_agent(app)
@@ -98,11 +103,22 @@ async def _expert_call(agent: AgentView, call: ToolCall, app: str) -> ToolOutcom
     outcome = await spawn(
         agent,
         a2a.expert_task_text(task, started),
-        name=app, call=call, model=config.model, scaffold=config.scaffold, scaffold_options=config.scaffold_options,
-        tools=tools, max_steps=config.max_steps, app=app, sent=task,
+        name=app,
+        call=call,
+        model=config.model,
+        scaffold=config.scaffold,
+        scaffold_options=config.scaffold_options,
+        tools=tools,
+        max_steps=config.max_steps,
+        app=app,
+        sent=task,
     )
     a2a.log_expert_call(
-        session.env, app, task, started,
-        answer=str(outcome.output) if outcome.ok else None, error=None if outcome.ok else outcome.error,
+        session.env,
+        app,
+        task,
+        started,
+        answer=str(outcome.output) if outcome.ok else None,
+        error=None if outcome.ok else outcome.error,
     )
     return outcome

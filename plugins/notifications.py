@@ -37,11 +37,7 @@ def pre_step(agent: AgentView) -> list[dict[str, Any]] | None:
     users = [n.text for n in notes if n.kind == "user"]
     if users:
         messages.append({"role": "user", "content": USER_UPDATES.format(content="\n".join(users))})
-    env_lines = [
-        f"[{datetime.fromtimestamp(n.timestamp, tz=UTC).strftime('%Y-%m-%d %H:%M:%S')}] {n.text}"
-        for n in notes
-        if n.kind == "environment"
-    ]
+    env_lines = [f"[{datetime.fromtimestamp(n.timestamp, tz=UTC).strftime('%Y-%m-%d %H:%M:%S')}] {n.text}" for n in notes if n.kind == "environment"]
     if env_lines:
         messages.append({"role": "user", "content": ENV_UPDATES.format(content="\n".join(env_lines))})
     return messages or None

@@ -95,6 +95,13 @@ def _handler() -> Any:
             async def acompletion(self, *args: Any, **kwargs: Any) -> Any:
                 return self._answer(kwargs)
 
+            def preflight(self, model: str) -> None:
+                """Before a batch (`orchestra.preflight`): the model exists, a script file parses."""
+                if model.startswith("scripted:"):
+                    load_script(model.removeprefix("scripted:"))
+                elif model != "oracle":
+                    raise ModelSetupError(f"unknown offline model {PROVIDER}/{model}; use {PROVIDER}/oracle or {PROVIDER}/scripted:<file>")
+
             def _answer(self, kw: dict[str, Any]) -> Any:
                 model = kw["model"]
                 agent = _CALLER.get()
@@ -105,7 +112,9 @@ def _handler() -> Any:
                 elif model.startswith("scripted:"):
                     reply = scripted_reply(agent, model.removeprefix("scripted:"), kw["messages"])
                 else:
-                    raise ModelSetupError(f"unknown offline model {PROVIDER}/{model}; use {PROVIDER}/oracle, {PROVIDER}/{ORACLE_BATCH} or {PROVIDER}/scripted:<file>")
+                    raise ModelSetupError(
+                        f"unknown offline model {PROVIDER}/{model}; use {PROVIDER}/oracle, {PROVIDER}/{ORACLE_BATCH} or {PROVIDER}/scripted:<file>"
+                    )
                 return _fill(litellm, kw["model_response"], model, reply)
 
         _HANDLER = OrchestraOffline()
@@ -462,7 +471,7 @@ def load_script(path: str) -> list[dict[str, Any]]:
     except (ValueError, yaml.YAMLError) as exc:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
         raise ModelSetupError(f"{path}: not valid {kind}: {exc}") from None
     if not isinstance(data, list) or not all(isinstance(d, dict) for d in data):
-        raise ModelSetupError(f"{path}: a script is a list of objects like {{\"text\": ...}} or {{\"tool_calls\": [...]}}")
+        raise ModelSetupError(f'{path}: a script is a list of objects like {{"text": ...}} or {{"tool_calls": [...]}}')
     for i, entry in enumerate(data):
         _check_entry(path, i, entry)
     return data
@@ -483,7 +492,7 @@ def _check_entry(path: str, i: int, entry: dict[str, Any]) -> None:
         raise ModelSetupError(f"{where}: 'text' is a string, got {type(entry['text']).__name__}")
     calls = entry.get("tool_calls")
     if calls is not None and (not isinstance(calls, list) or not all(isinstance(c, dict) and isinstance(c.get("name"), str) for c in calls)):
-        raise ModelSetupError(f"{where}: 'tool_calls' is a list of {{\"name\": ..., \"arguments\": ...}} objects")
+        raise ModelSetupError(f'{where}: \'tool_calls\' is a list of {{"name": ..., "arguments": ...}} objects')
     if "raise" in entry:
         from orchestra.litellm_setup import import_litellm
 

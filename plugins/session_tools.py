@@ -37,7 +37,10 @@ def tool_call(agent: AgentView, call: ToolCall) -> Awaitable[ToolOutcome]:
             return await delegated
         if call.name not in agent.tools and call.name in agent.session.tools:
             return ToolOutcome(
-                call.name, call.arguments, ok=False, sim_time=agent.session.now,
+                call.name,
+                call.arguments,
+                ok=False,
+                sim_time=agent.session.now,
                 error=f"Unknown tool {call.name!r}. Available tools: {', '.join(sorted(agent.tools))}.",
             )
         return agent.session.execute_tool(call.name, call.arguments)

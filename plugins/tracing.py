@@ -223,8 +223,12 @@ async def _traced_rollout(tracing: Tracing, spec: RolloutSpec, inner: Awaitable[
         attributes["orchestra.seed"] = spec.seed
     # An empty parent context: a new trace per rollout, whatever span the caller has open.
     with tracing.tracer.start_as_current_span(
-        f"invoke_workflow {label}", context=otel_context.Context(), kind=SpanKind.INTERNAL, attributes=attributes,
-        record_exception=False, set_status_on_exception=False,
+        f"invoke_workflow {label}",
+        context=otel_context.Context(),
+        kind=SpanKind.INTERNAL,
+        attributes=attributes,
+        record_exception=False,
+        set_status_on_exception=False,
     ) as span:
         state.span = span
         token = _ROLLOUT.set(state)
@@ -249,17 +253,19 @@ def _finish_workflow(tracing: Tracing, span: Span, record: RolloutRecord) -> Non
     if record.not_applicable:  # a perturbation that cannot apply here: no rollout ran
         span.set_attribute("orchestra.not_applicable", record.not_applicable)
     if result is not None:
-        span.set_attributes({
-            "orchestra.verdict": bool(result.success),
-            "orchestra.reward": float(result.reward),
-            "orchestra.reward_mode": result.reward_mode,
-            "orchestra.judge": result.judge,
-            "orchestra.stop_reason": result.stop_reason,
-            "orchestra.turns_completed": result.turns_completed,
-            "orchestra.sim.duration_s": float(result.sim_seconds),
-            "gen_ai.usage.input_tokens": result.prompt_tokens,
-            "gen_ai.usage.output_tokens": result.completion_tokens,
-        })
+        span.set_attributes(
+            {
+                "orchestra.verdict": bool(result.success),
+                "orchestra.reward": float(result.reward),
+                "orchestra.reward_mode": result.reward_mode,
+                "orchestra.judge": result.judge,
+                "orchestra.stop_reason": result.stop_reason,
+                "orchestra.turns_completed": result.turns_completed,
+                "orchestra.sim.duration_s": float(result.sim_seconds),
+                "gen_ai.usage.input_tokens": result.prompt_tokens,
+                "gen_ai.usage.output_tokens": result.completion_tokens,
+            }
+        )
         evaluation: dict[str, Any] = {
             "gen_ai.evaluation.name": result.judge,
             "gen_ai.evaluation.score.value": float(result.reward),
@@ -300,7 +306,11 @@ async def _traced_agent(tracing: Tracing, agent: AgentView, inner: Awaitable[Non
             rollout_state.epoch_set = True  # the scenario's simulated start, as epoch seconds
             rollout_state.span.set_attribute("orchestra.sim.start_epoch", float(session.now - session.elapsed))
     with tracing.tracer.start_as_current_span(
-        f"invoke_agent {agent.name}", kind=SpanKind.INTERNAL, attributes=attributes, record_exception=False, set_status_on_exception=False,
+        f"invoke_agent {agent.name}",
+        kind=SpanKind.INTERNAL,
+        attributes=attributes,
+        record_exception=False,
+        set_status_on_exception=False,
     ) as span:
         agent.state[STATE_KEY] = _AgentTrace(span)
         try:
@@ -310,14 +320,16 @@ async def _traced_agent(tracing: Tracing, agent: AgentView, inner: Awaitable[Non
             raise
         finally:
             ledger = agent.ledger
-            span.set_attributes({
-                "orchestra.sim.duration_s": float(session.elapsed - start),
-                "gen_ai.usage.input_tokens": ledger.prompt_tokens,
-                "gen_ai.usage.output_tokens": ledger.completion_tokens,
-                "orchestra.agent.steps": ledger.steps,
-                "orchestra.agent.model_calls": ledger.model_calls,
-                "orchestra.agent.tool_calls": ledger.tool_calls,
-            })
+            span.set_attributes(
+                {
+                    "orchestra.sim.duration_s": float(session.elapsed - start),
+                    "gen_ai.usage.input_tokens": ledger.prompt_tokens,
+                    "gen_ai.usage.output_tokens": ledger.completion_tokens,
+                    "orchestra.agent.steps": ledger.steps,
+                    "orchestra.agent.model_calls": ledger.model_calls,
+                    "orchestra.agent.tool_calls": ledger.tool_calls,
+                }
+            )
             if ledger.stop_reason:
                 span.set_attribute("orchestra.agent.stop_reason", ledger.stop_reason)
         if agent.ledger.error:
@@ -369,7 +381,11 @@ async def _traced_chat(tracing: Tracing, agent: AgentView, request: ModelRequest
     if tracing.content:
         attributes["gen_ai.input.messages"] = json.dumps(_input_messages(request.messages), default=str)
     with tracing.tracer.start_as_current_span(
-        f"chat {model}", kind=SpanKind.CLIENT, attributes=attributes, record_exception=False, set_status_on_exception=False,
+        f"chat {model}",
+        kind=SpanKind.CLIENT,
+        attributes=attributes,
+        record_exception=False,
+        set_status_on_exception=False,
     ) as span:
         try:
             response = await inner
@@ -379,13 +395,15 @@ async def _traced_chat(tracing: Tracing, agent: AgentView, request: ModelRequest
                 span.set_attribute("orchestra.model.permanent", bool(exc.permanent))
             raise
         usage = response.usage
-        span.set_attributes({
-            "gen_ai.usage.input_tokens": usage.prompt_tokens,
-            "gen_ai.usage.output_tokens": usage.completion_tokens,
-            "orchestra.model.attempts": response.attempts,
-            # what the clock plugin charges for this response as soon as the loop accepts it
-            "orchestra.sim.duration_s": float(agent.session.config.clock.model_seconds(usage.prompt_tokens, usage.completion_tokens)),
-        })
+        span.set_attributes(
+            {
+                "gen_ai.usage.input_tokens": usage.prompt_tokens,
+                "gen_ai.usage.output_tokens": usage.completion_tokens,
+                "orchestra.model.attempts": response.attempts,
+                # what the clock plugin charges for this response as soon as the loop accepts it
+                "orchestra.sim.duration_s": float(agent.session.config.clock.model_seconds(usage.prompt_tokens, usage.completion_tokens)),
+            }
+        )
         if usage.reasoning_tokens:
             span.set_attribute("gen_ai.usage.reasoning.output_tokens", usage.reasoning_tokens)
         if usage.counted_locally:
@@ -424,7 +442,11 @@ async def _traced_tool(tracing: Tracing, agent: AgentView, call: ToolCall, inner
     if tracing.content:
         attributes["gen_ai.tool.call.arguments"] = json.dumps(call.arguments, default=str)
     with tracing.tracer.start_as_current_span(
-        f"execute_tool {call.name}", kind=SpanKind.INTERNAL, attributes=attributes, record_exception=False, set_status_on_exception=False,
+        f"execute_tool {call.name}",
+        kind=SpanKind.INTERNAL,
+        attributes=attributes,
+        record_exception=False,
+        set_status_on_exception=False,
     ) as span:
         try:
             outcome = await inner
@@ -526,10 +548,15 @@ def _input_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
         elif isinstance(content, str) and content:
             parts.append({"type": "text", "content": content})
         elif isinstance(content, list):
-            parts.extend({"type": "text", "content": p.get("text", "")} if isinstance(p, dict) and p.get("type") == "text" else {"type": "generic", "content": p} for p in content)
+            parts.extend(
+                {"type": "text", "content": p.get("text", "")} if isinstance(p, dict) and p.get("type") == "text" else {"type": "generic", "content": p}
+                for p in content
+            )
         for tc in m.get("tool_calls") or ():
             fn = tc.get("function", {}) if isinstance(tc, dict) else {}
-            parts.append({"type": "tool_call", "id": tc.get("id", "") if isinstance(tc, dict) else "", "name": fn.get("name", ""), "arguments": fn.get("arguments")})
+            parts.append(
+                {"type": "tool_call", "id": tc.get("id", "") if isinstance(tc, dict) else "", "name": fn.get("name", ""), "arguments": fn.get("arguments")}
+            )
         out.append({"role": m.get("role", "user"), "parts": parts})
     return out
 

@@ -84,8 +84,10 @@ def build_corpus(out: Path, seed: int, log=print) -> dict[str, dict]:
         t0 = time.perf_counter()
         universe = Universe(spec, seed)
         augmentation = augmentation_block(universe)
-        log(f"universe {spec.uid} ({spec.locale}, {split_of[spec.uid]}): {universe.user.full} in {universe.city}, "
-            f"{universe.universe_bytes():,} bytes of app state, {time.perf_counter() - t0:.1f}s")
+        log(
+            f"universe {spec.uid} ({spec.locale}, {split_of[spec.uid]}): {universe.user.full} in {universe.city}, "
+            f"{universe.universe_bytes():,} bytes of app state, {time.perf_counter() - t0:.1f}s"
+        )
         for slug in ASSIGNMENTS[spec.uid]:
             t1 = time.perf_counter()
             capability, template = TEMPLATES[slug]
@@ -104,8 +106,7 @@ def build_corpus(out: Path, seed: int, log=print) -> dict[str, dict]:
                 "path": f"{out.name}/{CONFIG_OF[capability]}/{SPLIT}/{sid}.json",
                 "bytes": size,
             }
-            log(f"  {sid}: {CONFIG_OF[capability]}, {entries[sid]['turns']} turn(s), {size:,} bytes, "
-                f"{time.perf_counter() - t1:.1f}s")
+            log(f"  {sid}: {CONFIG_OF[capability]}, {entries[sid]['turns']} turn(s), {size:,} bytes, {time.perf_counter() - t1:.1f}s")
     return entries
 
 
@@ -166,8 +167,10 @@ def check(out: Path, manifest_path: Path, seed: int) -> int:
             new, old = (fresh_out / rel).read_bytes(), target.read_bytes()
             if new != old:
                 at = next((i for i, (a, b) in enumerate(zip(new, old)) if a != b), min(len(new), len(old)))
-                print(f"differs: {target} (first difference at byte {at}: committed {old[max(0, at - 60):at + 60]!r}, "
-                      f"regenerated {new[max(0, at - 60):at + 60]!r})")
+                print(
+                    f"differs: {target} (first difference at byte {at}: committed {old[max(0, at - 60) : at + 60]!r}, "
+                    f"regenerated {new[max(0, at - 60) : at + 60]!r})"
+                )
                 status = 1
         man = json.dumps(manifest(corpus, starter_entries(manifest_path.parent)), indent=2, sort_keys=True) + "\n"
         if not manifest_path.exists() or manifest_path.read_text(encoding="utf-8") != man:

@@ -92,16 +92,11 @@ USER_PHONE = "+14155550100"
 
 # key -> (first, last, email, phone, gender, age, job, city)
 PEOPLE = {
-    "priya": ("Priya", "Shah", "priya.shah@example.com", "+14155550111", Gender.FEMALE, 38,
-              "Product Manager", "San Francisco"),
-    "marcus": ("Marcus", "Lee", "marcus.lee@example.com", "+14155550122", Gender.MALE, 31,
-               "Software Engineer", "Oakland"),
-    "elena": ("Elena", "Rossi", "elena.rossi@example.com", "+14155550133", Gender.FEMALE, 29,
-              "Product Designer", "San Francisco"),
-    "tom": ("Tom", "Becker", "tom.becker@example.com", "+14155550144", Gender.MALE, 52,
-            "Accountant (Becker & Partners)", "San Jose"),
-    "sofia": ("Sofia", "Alvarez", "sofia.alvarez@example.com", "+14155550155", Gender.FEMALE, 34,
-              "Architect", "Berkeley"),
+    "priya": ("Priya", "Shah", "priya.shah@example.com", "+14155550111", Gender.FEMALE, 38, "Product Manager", "San Francisco"),
+    "marcus": ("Marcus", "Lee", "marcus.lee@example.com", "+14155550122", Gender.MALE, 31, "Software Engineer", "Oakland"),
+    "elena": ("Elena", "Rossi", "elena.rossi@example.com", "+14155550133", Gender.FEMALE, 29, "Product Designer", "San Francisco"),
+    "tom": ("Tom", "Becker", "tom.becker@example.com", "+14155550144", Gender.MALE, 52, "Accountant (Becker & Partners)", "San Jose"),
+    "sofia": ("Sofia", "Alvarez", "sofia.alvarez@example.com", "+14155550155", Gender.FEMALE, 34, "Architect", "Berkeley"),
 }
 
 
@@ -206,10 +201,7 @@ def build_emails() -> EmailClientV2:
             sender=email_of("sofia"),
             recipients=[USER_EMAIL],
             subject="Weekend?",
-            content=(
-                "Hey Alex! Are you around this weekend? Would love to catch up over lunch. "
-                "Saturday works best for me.\n\nSofia"
-            ),
+            content=("Hey Alex! Are you around this weekend? Would love to catch up over lunch. Saturday works best for me.\n\nSofia"),
             timestamp=ts("2024-10-14 19:45:00"),
             is_read=False,
         ),
@@ -289,8 +281,7 @@ def build_calendar() -> CalendarApp:
 
 def _conversation(key: str, title: str, participants: list[str], messages: list[tuple[str, str, str]]):
     msgs = [
-        MessageV2(sender_id=sender, message_id=hid(f"msg/{key}/{i}"), timestamp=ts(when), content=content)
-        for i, (sender, when, content) in enumerate(messages)
+        MessageV2(sender_id=sender, message_id=hid(f"msg/{key}/{i}"), timestamp=ts(when), content=content) for i, (sender, when, content) in enumerate(messages)
     ]
     conv = ConversationV2(
         participant_ids=participants,
@@ -386,17 +377,10 @@ class StarterScenario(Scenario):
 
     def user_message(self, event_id: str, content: str, parent=None, delay: float = 1):
         """USER-typed send_message_to_agent (fix-up a: capture mode always builds ENV events)."""
-        return (
-            self.aui.send_message_to_agent(content=content)
-            .with_type(EventType.USER)
-            .with_id(event_id)
-            .depends_on(parent, delay_seconds=delay)
-        )
+        return self.aui.send_message_to_agent(content=content).with_type(EventType.USER).with_id(event_id).depends_on(parent, delay_seconds=delay)
 
     def reply_to_user(self, event_id: str, content: str, parents, delay: float = 1):
-        return self.aui.send_message_to_user(content=content).oracle().with_id(event_id).depends_on(
-            parents, delay_seconds=delay
-        )
+        return self.aui.send_message_to_user(content=content).oracle().with_id(event_id).depends_on(parents, delay_seconds=delay)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -434,10 +418,7 @@ class StarterExecutionCalendar(StarterScenario):
                 self.emails.send_email(
                     recipients=[email_of("priya"), email_of("marcus")],
                     subject="Q4 roadmap review scheduled",
-                    content=(
-                        "Hi Priya and Marcus,\n\nThe Q4 roadmap review is booked for Thursday, October 17, "
-                        "14:00-15:00 in Room 4B.\n\nBest,\nAlex"
-                    ),
+                    content=("Hi Priya and Marcus,\n\nThe Q4 roadmap review is booked for Thursday, October 17, 14:00-15:00 in Room 4B.\n\nBest,\nAlex"),
                 )
                 .oracle()
                 .with_id("oracle_send_email")
@@ -461,13 +442,11 @@ class StarterSearchLookup(StarterScenario):
         with EventRegisterer.capture_mode():
             task = self.user_message(
                 "user_task",
-                "How much is the latest invoice Tom Becker sent me, and when is it due? "
-                "Also remind me of Tom's phone number.",
+                "How much is the latest invoice Tom Becker sent me, and when is it due? Also remind me of Tom's phone number.",
             )
             answer = self.reply_to_user(
                 "oracle_reply",
-                "Tom Becker's latest invoice is INV-2041 (October bookkeeping): $1,280.00, due by "
-                "October 31, 2024. His phone number is +14155550144.",
+                "Tom Becker's latest invoice is INV-2041 (October bookkeeping): $1,280.00, due by October 31, 2024. His phone number is +14155550144.",
                 task,
             )
         self.events = [task, answer]
@@ -491,10 +470,7 @@ class StarterAdaptabilityReply(StarterScenario):
                 self.emails.send_email(
                     recipients=[email_of("elena")],
                     subject="Design review Friday",
-                    content=(
-                        "Hi Elena,\n\nCould you do a design review this Friday, October 18, at 11:00?\n\n"
-                        "Thanks,\nAlex"
-                    ),
+                    content=("Hi Elena,\n\nCould you do a design review this Friday, October 18, at 11:00?\n\nThanks,\nAlex"),
                 )
                 .oracle()
                 .with_id("oracle_send_email")
@@ -506,8 +482,7 @@ class StarterAdaptabilityReply(StarterScenario):
                     recipients=[USER_EMAIL],
                     subject="Re: Design review Friday",
                     content=(
-                        "Hi Alex,\n\nFriday at 11:00 doesn't work for me, I'm at the client site all morning. "
-                        "Could we do Friday at 15:00 instead?\n\nElena"
+                        "Hi Alex,\n\nFriday at 11:00 doesn't work for me, I'm at the client site all morning. Could we do Friday at 15:00 instead?\n\nElena"
                     ),
                 )
                 .with_id("env_elena_reply")
@@ -721,12 +696,8 @@ SCENARIOS: list[type[StarterScenario]] = [
 def export_scenario(cls: type[StarterScenario]) -> tuple[str, dict]:
     scenario = cls()
     scenario.initialize()
-    env = Environment(
-        EnvironmentConfig(oracle_mode=True, queue_based_loop=True, start_time=scenario.start_time)
-    )
-    data = json.loads(
-        JsonScenarioExporter().export_to_json(env=env, scenario=scenario, scenario_id=scenario.scenario_id)
-    )
+    env = Environment(EnvironmentConfig(oracle_mode=True, queue_based_loop=True, start_time=scenario.start_time))
+    data = json.loads(JsonScenarioExporter().export_to_json(env=env, scenario=scenario, scenario_id=scenario.scenario_id))
 
     # The export carries wall-clock / uuid4 values: pin them, and apply ARE 1.2.0's fix-ups.
     apply_exporter_fixups(data, ensure_ascii=True)
@@ -768,13 +739,7 @@ def check(out_dir: Path) -> int:
             if old != new:
                 status = 1
                 print(f"differs: {target}")
-                sys.stdout.writelines(
-                    list(
-                        difflib.unified_diff(
-                            old.splitlines(True), new.splitlines(True), str(target), "regenerated", n=2
-                        )
-                    )[:80]
-                )
+                sys.stdout.writelines(list(difflib.unified_diff(old.splitlines(True), new.splitlines(True), str(target), "regenerated", n=2))[:80])
         if status == 0:
             print(f"OK: {len(fresh)} starter scenarios up to date in {out_dir}")
         return status
@@ -790,10 +755,7 @@ def describe(data: dict, config: str) -> str:
 
     app_class = {app["name"]: app["class_name"] for app in data["apps"]}
     events = {e["event_id"]: e for e in data["events"]}
-    smtu = {
-        eid for eid, e in events.items()
-        if e["class_name"] == "OracleEvent" and e["action"]["function"] == "send_message_to_user"
-    }
+    smtu = {eid for eid, e in events.items() if e["class_name"] == "OracleEvent" and e["action"]["function"] == "send_message_to_user"}
 
     turn: dict[str, int] = {}
 
@@ -831,16 +793,9 @@ def describe(data: dict, config: str) -> str:
             args = {x["name"]: x["value"] for x in a["args"]}
             hard = ", ".join(f"{n}={args.get(n)!r} ({c.value})" for n, c in checkers.items() if c.is_hard()) or "none"
             delay = e["event_relative_time"] or 0.0
-            timed = (
-                f"yes: {delay:g} s after parents, window [{delay - 10:g}, {delay + 25:g}]"
-                if delay > 1 or e.get("event_time_comparator")
-                else "no"
-            )
+            timed = f"yes: {delay:g} s after parents, window [{delay - 10:g}, {delay + 25:g}]" if delay > 1 or e.get("event_time_comparator") else "no"
         deps = ", ".join(e["dependencies"]) or "start"
-        lines.append(
-            f"| `{eid}` | {e['event_type']} | {time_of(eid):g} | {tool} | {deps} ({e['event_relative_time']:g}) "
-            f"| {hard} | {timed} |"
-        )
+        lines.append(f"| `{eid}` | {e['event_type']} | {time_of(eid):g} | {tool} | {deps} ({e['event_relative_time']:g}) | {hard} | {timed} |")
     return "\n".join(lines) + "\n"
 
 

@@ -117,7 +117,7 @@ ID_PLUGIN = "_compare_are_ids"
 # which differs between two directories. The plugin therefore records, as JUnit properties, the
 # real node id and a canonical id built from the parameter *values* with venv paths replaced by
 # placeholders. It changes nothing else about the run.
-_ID_PLUGIN_SOURCE = r'''
+_ID_PLUGIN_SOURCE = r"""
 import enum, hashlib, os, sys
 import pytest
 
@@ -162,7 +162,7 @@ def pytest_collection_modifyitems(items):
             cid = f"{cid}#{seen[cid]}"
         item.user_properties.append(("compare_are_id", cid))
         item.user_properties.append(("compare_are_nodeid", item.nodeid))
-'''
+"""
 
 
 class CompareError(RuntimeError):
@@ -283,8 +283,7 @@ def baseline_requirements(xdist_version: str | None) -> list[str]:
     return reqs
 
 
-def baseline_key(requirements: Sequence[str], base_python: str, python_version: str,
-                 uv_version: str, preferences: Path | None) -> str:
+def baseline_key(requirements: Sequence[str], base_python: str, python_version: str, uv_version: str, preferences: Path | None) -> str:
     """Hash of everything the baseline's content depends on; a changed input means a rebuild."""
     h = hashlib.sha256()
     for part in (BASELINE_RECIPE_VERSION, *requirements, base_python, python_version, uv_version):
@@ -295,8 +294,9 @@ def baseline_key(requirements: Sequence[str], base_python: str, python_version: 
     return h.hexdigest()
 
 
-def ensure_baseline(venv: Path, *, uv: Path, base_python: str, python_version: str,
-                    requirements: Sequence[str], preferences: Path | None, rebuild: bool) -> Path:
+def ensure_baseline(
+    venv: Path, *, uv: Path, base_python: str, python_version: str, requirements: Sequence[str], preferences: Path | None, rebuild: bool
+) -> Path:
     """Build the baseline venv unless one built from the same inputs is already there.
 
     The baseline is compiled with ``requirements-lock.txt`` copied to the output path first:
@@ -306,8 +306,7 @@ def ensure_baseline(venv: Path, *, uv: Path, base_python: str, python_version: s
     uv_version = run_checked([str(uv), "--version"]).strip()
     key = baseline_key(requirements, base_python, python_version, uv_version, preferences)
     key_file = venv / BASELINE_KEY_FILE
-    if (not rebuild and key_file.is_file() and key_file.read_text().strip() == key
-            and venv_python(venv).exists()):
+    if not rebuild and key_file.is_file() and key_file.read_text().strip() == key and venv_python(venv).exists():
         log(f"reusing baseline venv {venv} (key {key[:12]})")
         return venv_python(venv)
 
@@ -320,8 +319,7 @@ def ensure_baseline(venv: Path, *, uv: Path, base_python: str, python_version: s
     if preferences is not None and preferences.is_file():
         shutil.copyfile(preferences, req_out)
     py = venv_python(venv)
-    run_checked([str(uv), "pip", "compile", "--quiet", str(req_in), "-o", str(req_out),
-                 "--python", str(py), "--no-header"])
+    run_checked([str(uv), "pip", "compile", "--quiet", str(req_in), "-o", str(req_out), "--python", str(py), "--no-header"])
     run_checked([str(uv), "pip", "sync", "--python", str(py), str(req_out)])
     key_file.write_text(key + "\n")  # written last: a half-built venv never looks reusable
     return py
@@ -378,9 +376,9 @@ def parse_junit(path: Path, site: str, prefix: str) -> dict[str, TestResult]:
     return results
 
 
-def pytest_command(python: Path, ini: Path, site: str, junit: Path, workers: int,
-                   test_timeout: int, targets: Sequence[str] | None = None,
-                   keyword: str | None = None) -> list[str]:
+def pytest_command(
+    python: Path, ini: Path, site: str, junit: Path, workers: int, test_timeout: int, targets: Sequence[str] | None = None, keyword: str | None = None
+) -> list[str]:
     """The pytest invocation, identical on both sides apart from the interpreter and paths.
 
     ``-c`` an empty ini: otherwise pytest walks up from the venv and may adopt this repository's
@@ -391,9 +389,27 @@ def pytest_command(python: Path, ini: Path, site: str, junit: Path, workers: int
     ``faulthandler_timeout`` is pytest's built-in hang diagnosis (there is no pytest-timeout):
     a test running longer than that gets all thread stacks dumped into the log.
     """
-    cmd = [str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", ID_PLUGIN, "-c", str(ini),
-           "--rootdir", site, "--continue-on-collection-errors", f"--junitxml={junit}",
-           "-o", "junit_family=xunit2", "-o", f"faulthandler_timeout={test_timeout}", "-rfE"]
+    cmd = [
+        str(python),
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "-p",
+        ID_PLUGIN,
+        "-c",
+        str(ini),
+        "--rootdir",
+        site,
+        "--continue-on-collection-errors",
+        f"--junitxml={junit}",
+        "-o",
+        "junit_family=xunit2",
+        "-o",
+        f"faulthandler_timeout={test_timeout}",
+        "-rfE",
+    ]
     if workers > 0:
         cmd += ["-n", str(workers)]
     if keyword:
@@ -405,10 +421,20 @@ def pytest_command(python: Path, ini: Path, site: str, junit: Path, workers: int
     return cmd
 
 
-def run_suite(side: str, python: Path, info: Probe, workdir: Path, *, workers: int,
-              timeout: float, test_timeout: int, exit_grace: float,
-              targets: Sequence[str] | None = None, keyword: str | None = None,
-              tag: str = "") -> SuiteRun:
+def run_suite(
+    side: str,
+    python: Path,
+    info: Probe,
+    workdir: Path,
+    *,
+    workers: int,
+    timeout: float,
+    test_timeout: int,
+    exit_grace: float,
+    targets: Sequence[str] | None = None,
+    keyword: str | None = None,
+    tag: str = "",
+) -> SuiteRun:
     """Run the suite (or ``targets``) for one side, wall-clocked, with an overall timeout.
 
     Two ways a run can fail to end by itself, both handled by polling rather than waiting:
@@ -447,8 +473,7 @@ def run_suite(side: str, python: Path, info: Probe, workdir: Path, *, workers: i
     with log_path.open("w") as out:
         out.write("$ " + " ".join(cmd) + "\n")
         out.flush()
-        proc = subprocess.Popen(cmd, cwd=run_dir, env=env, stdout=out,
-                                stderr=subprocess.STDOUT, start_new_session=True)
+        proc = subprocess.Popen(cmd, cwd=run_dir, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
         returncode: int | None = None
         while (returncode := proc.poll()) is None:
             now = time.monotonic()
@@ -456,8 +481,7 @@ def run_suite(side: str, python: Path, info: Probe, workdir: Path, *, workers: i
                 report_at = now
             if report_at is not None and now - report_at > exit_grace:
                 hung_at_exit = True
-                log(f"[{name}] report written but pytest still running after {exit_grace:.0f}s; "
-                    "killing its process group")
+                log(f"[{name}] report written but pytest still running after {exit_grace:.0f}s; killing its process group")
                 _kill_group(proc, signal.SIGKILL)
                 returncode = proc.wait()
                 break
@@ -473,13 +497,19 @@ def run_suite(side: str, python: Path, info: Probe, workdir: Path, *, workers: i
                 break
             time.sleep(1.0)
     wall = (report_at if hung_at_exit and report_at is not None else time.monotonic()) - start
-    run = SuiteRun(side=side, python=str(python), junit=str(junit), log=str(log_path),
-                   returncode=returncode, wall_s=round(wall, 1), timed_out=timed_out,
-                   hung_at_exit=hung_at_exit)
+    run = SuiteRun(
+        side=side,
+        python=str(python),
+        junit=str(junit),
+        log=str(log_path),
+        returncode=returncode,
+        wall_s=round(wall, 1),
+        timed_out=timed_out,
+        hung_at_exit=hung_at_exit,
+    )
     if junit.is_file():
         run.results = parse_junit(junit, info.site, info.prefix)
-    log(f"[{name}] finished in {wall:.0f}s, rc={returncode}, hung_at_exit={hung_at_exit}, "
-        f"totals={run.totals()}")
+    log(f"[{name}] finished in {wall:.0f}s, rc={returncode}, hung_at_exit={hung_at_exit}, totals={run.totals()}")
     return run
 
 
@@ -509,8 +539,7 @@ def compare(pins: SuiteRun, ours: SuiteRun) -> dict[str, list[dict[str, str]]]:
         b = ours.results.get(test_id, TestResult(MISSING))
         if a.outcome == b.outcome:
             continue
-        row = {"id": test_id, "pins": a.outcome, "ours": b.outcome,
-               "pins_message": a.message, "ours_message": b.message}
+        row = {"id": test_id, "pins": a.outcome, "ours": b.outcome, "pins_message": a.message, "ours_message": b.message}
         if a.outcome == PASSED and b.outcome in LOST_OUTCOMES:
             out["regressions"].append(row)
         elif a.outcome in BAD_OUTCOMES and b.outcome == PASSED:
@@ -524,9 +553,7 @@ def version_table(infos: Mapping[str, Probe]) -> tuple[list[tuple[str, str, str]
     """(lifted packages per side, every other package whose version differs between the sides)."""
     pins, ours = infos["pins"].versions, infos["ours"].versions
     lifted = [(p, pins.get(p, "-"), ours.get(p, "-")) for p in LIFTED_PACKAGES]
-    others = [(p, pins.get(p, "-"), ours.get(p, "-"))
-              for p in sorted(set(pins) | set(ours))
-              if p not in LIFTED_PACKAGES and pins.get(p) != ours.get(p)]
+    others = [(p, pins.get(p, "-"), ours.get(p, "-")) for p in sorted(set(pins) | set(ours)) if p not in LIFTED_PACKAGES and pins.get(p) != ours.get(p)]
     return lifted, others
 
 
@@ -540,8 +567,9 @@ def print_table(rows: Iterable[Sequence[object]], header: Sequence[str]) -> None
         print("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
 
 
-def print_report(runs: Mapping[str, SuiteRun], infos: Mapping[str, Probe],
-                 diff: Mapping[str, list[dict[str, str]]], reruns: Mapping[str, dict[str, str]]) -> None:
+def print_report(
+    runs: Mapping[str, SuiteRun], infos: Mapping[str, Probe], diff: Mapping[str, list[dict[str, str]]], reruns: Mapping[str, dict[str, str]]
+) -> None:
     """Human-readable summary: versions, totals per side, regressions, fixes."""
     lifted, others = version_table(infos)
     print("\n== Lifted packages ==")
@@ -554,18 +582,15 @@ def print_report(runs: Mapping[str, SuiteRun], infos: Mapping[str, Probe],
     rows = []
     for side in SIDES:
         r, t = runs[side], runs[side].totals()
-        note = ("TIMED OUT" if r.timed_out else "no report" if not r.results
-                else "hung at exit, killed after report" if r.hung_at_exit else "")
-        rows.append((side, infos[side].python, t[PASSED], t[FAILED], t[ERROR], t[SKIPPED], t["total"],
-                     f"{r.wall_s:.0f}", note))
+        note = "TIMED OUT" if r.timed_out else "no report" if not r.results else "hung at exit, killed after report" if r.hung_at_exit else ""
+        rows.append((side, infos[side].python, t[PASSED], t[FAILED], t[ERROR], t[SKIPPED], t["total"], f"{r.wall_s:.0f}", note))
     print_table(rows, ("side", "python", "passed", "failed", "error", "skipped", "total", "wall_s", "note"))
 
     regs = diff["regressions"]
     print(f"\n== Regressions: pass under the pins, lost under ours ({len(regs)}) ==")
     for row in regs:
         rerun = reruns.get(row["id"])
-        extra = (f"  [rerun: pins={rerun.get('pins', MISSING)} ours={rerun.get('ours', MISSING)}]"
-                 if rerun else "")
+        extra = f"  [rerun: pins={rerun.get('pins', MISSING)} ours={rerun.get('ours', MISSING)}]" if rerun else ""
         print(f"  {row['id']}: {row['pins']} -> {row['ours']}{extra}")
         if row["ours_message"]:
             print(f"      {row['ours_message']}")
@@ -582,9 +607,14 @@ def print_report(runs: Mapping[str, SuiteRun], infos: Mapping[str, Probe],
     print("\nLogs: " + "  ".join(f"{s}={runs[s].log}" for s in SIDES))
 
 
-def rerun_regressions(regs: Sequence[dict[str, str]], runs: Mapping[str, SuiteRun],
-                      pythons: Mapping[str, Path], infos: Mapping[str, Probe], workdir: Path,
-                      args: argparse.Namespace) -> dict[str, dict[str, str]]:
+def rerun_regressions(
+    regs: Sequence[dict[str, str]],
+    runs: Mapping[str, SuiteRun],
+    pythons: Mapping[str, Path],
+    infos: Mapping[str, Probe],
+    workdir: Path,
+    args: argparse.Namespace,
+) -> dict[str, dict[str, str]]:
     """Re-run just the regressed tests on both sides, once, to tell a real break from a flake.
 
     The annotation is informational: the exit status still counts every regression of the
@@ -600,9 +630,18 @@ def rerun_regressions(regs: Sequence[dict[str, str]], runs: Mapping[str, SuiteRu
         targets = sorted(f"{infos[side].site}/{n}" for n in nodeids if n)  # not Path: ids hold "//"
         if not targets:
             continue
-        run = run_suite(side, pythons[side], infos[side], workdir, workers=0, timeout=args.timeout,
-                        test_timeout=args.test_timeout, exit_grace=args.exit_grace,
-                        targets=targets, tag="-rerun")
+        run = run_suite(
+            side,
+            pythons[side],
+            infos[side],
+            workdir,
+            workers=0,
+            timeout=args.timeout,
+            test_timeout=args.test_timeout,
+            exit_grace=args.exit_grace,
+            targets=targets,
+            tag="-rerun",
+        )
         for test_id in out:
             out[test_id][side] = run.results.get(test_id, TestResult(MISSING)).outcome
     return out
@@ -616,39 +655,62 @@ def rerun_regressions(regs: Sequence[dict[str, str]], runs: Mapping[str, SuiteRu
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     """Command-line options (see the module docstring for what the comparison means)."""
     p = argparse.ArgumentParser(
-        description="Run ARE's own test suite under ARE's exact pins and under our venv; "
-                    "exit 1 if any test that passes under the pins is lost under ours.")
-    p.add_argument("--ours", type=Path, default=REPO_ROOT / ".venv",
-                   help="our venv (default: %(default)s)")
-    p.add_argument("--baseline", type=Path, default=REPO_ROOT / ".venvs" / "are-pins",
-                   help="baseline venv with ARE's own pins, built if missing or stale (default: %(default)s)")
-    p.add_argument("--preferences", type=Path, default=REPO_ROOT / "requirements-lock.txt",
-                   help="lock file whose versions the baseline prefers where ARE's pins allow "
-                        "(default: %(default)s)")
+        description="Run ARE's own test suite under ARE's exact pins and under our venv; exit 1 if any test that passes under the pins is lost under ours."
+    )
+    p.add_argument("--ours", type=Path, default=REPO_ROOT / ".venv", help="our venv (default: %(default)s)")
+    p.add_argument(
+        "--baseline",
+        type=Path,
+        default=REPO_ROOT / ".venvs" / "are-pins",
+        help="baseline venv with ARE's own pins, built if missing or stale (default: %(default)s)",
+    )
+    p.add_argument(
+        "--preferences",
+        type=Path,
+        default=REPO_ROOT / "requirements-lock.txt",
+        help="lock file whose versions the baseline prefers where ARE's pins allow (default: %(default)s)",
+    )
     p.add_argument("--rebuild", action="store_true", help="rebuild the baseline venv even if its key matches")
     p.add_argument("--uv", help="uv executable (default: next to this interpreter, then .venv/bin, then PATH)")
-    p.add_argument("--timeout", type=float, default=5400,
-                   help="overall limit per suite run in seconds; on expiry pytest is interrupted and "
-                        "the tests that did not run count as missing (default: %(default)s)")
-    p.add_argument("--test-timeout", type=int, default=300,
-                   help="dump all thread stacks into the log when one test runs longer than this "
-                        "(pytest's faulthandler_timeout; default: %(default)s)")
-    p.add_argument("--exit-grace", type=float, default=60,
-                   help="seconds pytest may take to exit after writing its JUnit report before its "
-                        "process group is killed (under ARE's pins, a run of just the MCP tests "
-                        "was seen to hang at exit; default: %(default)s)"),
-    p.add_argument("-n", "--workers", type=int, default=0,
-                   help="pytest-xdist workers, the same on both sides; 0 (default) runs serially. "
-                        ">0 installs ours' pytest-xdist version into the baseline too")
-    p.add_argument("--concurrent", action="store_true",
-                   help="run the two suites at the same time (one per core) instead of one after the other")
-    p.add_argument("-k", dest="keyword",
-                   help="pytest -k expression applied on both sides, for quick partial checks. "
-                        "Match on module/function names only: parametrised ids differ between "
-                        "pytest 8 and 9, so a -k hitting them selects different tests per side")
+    p.add_argument(
+        "--timeout",
+        type=float,
+        default=5400,
+        help="overall limit per suite run in seconds; on expiry pytest is interrupted and the tests that did not run count as missing (default: %(default)s)",
+    )
+    p.add_argument(
+        "--test-timeout",
+        type=int,
+        default=300,
+        help="dump all thread stacks into the log when one test runs longer than this (pytest's faulthandler_timeout; default: %(default)s)",
+    )
+    (
+        p.add_argument(
+            "--exit-grace",
+            type=float,
+            default=60,
+            help="seconds pytest may take to exit after writing its JUnit report before its "
+            "process group is killed (under ARE's pins, a run of just the MCP tests "
+            "was seen to hang at exit; default: %(default)s)",
+        ),
+    )
+    p.add_argument(
+        "-n",
+        "--workers",
+        type=int,
+        default=0,
+        help="pytest-xdist workers, the same on both sides; 0 (default) runs serially. >0 installs ours' pytest-xdist version into the baseline too",
+    )
+    p.add_argument("--concurrent", action="store_true", help="run the two suites at the same time (one per core) instead of one after the other")
+    p.add_argument(
+        "-k",
+        dest="keyword",
+        help="pytest -k expression applied on both sides, for quick partial checks. "
+        "Match on module/function names only: parametrised ids differ between "
+        "pytest 8 and 9, so a -k hitting them selects different tests per side",
+    )
     p.add_argument("--no-rerun", action="store_true", help="do not re-run regressed tests to check for flakes")
-    p.add_argument("--workdir", type=Path,
-                   help="where the JUnit reports and logs go (default: a new temporary directory, kept)")
+    p.add_argument("--workdir", type=Path, help="where the JUnit reports and logs go (default: a new temporary directory, kept)")
     p.add_argument("--json", type=Path, help="write the full comparison as JSON here")
     return p.parse_args(argv)
 
@@ -666,9 +728,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not xdist:
             raise CompareError("--workers needs pytest-xdist in our venv")
     uv = find_uv(args.uv)
-    pins_py = ensure_baseline(args.baseline.resolve(), uv=uv, base_python=info_ours.base_executable,
-                              python_version=info_ours.python, requirements=baseline_requirements(xdist),
-                              preferences=args.preferences, rebuild=args.rebuild)
+    pins_py = ensure_baseline(
+        args.baseline.resolve(),
+        uv=uv,
+        base_python=info_ours.base_executable,
+        python_version=info_ours.python,
+        requirements=baseline_requirements(xdist),
+        preferences=args.preferences,
+        rebuild=args.rebuild,
+    )
     infos = {"pins": probe(pins_py), "ours": info_ours}
     pythons = {"pins": pins_py, "ours": ours_py}
 
@@ -677,9 +745,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     log(f"work directory {workdir}")
 
     def run_side(side: str) -> SuiteRun:
-        return run_suite(side, pythons[side], infos[side], workdir, workers=args.workers,
-                         timeout=args.timeout, test_timeout=args.test_timeout,
-                         exit_grace=args.exit_grace, keyword=args.keyword)
+        return run_suite(
+            side,
+            pythons[side],
+            infos[side],
+            workdir,
+            workers=args.workers,
+            timeout=args.timeout,
+            test_timeout=args.test_timeout,
+            exit_grace=args.exit_grace,
+            keyword=args.keyword,
+        )
 
     if args.concurrent:
         from concurrent.futures import ThreadPoolExecutor
@@ -701,14 +777,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         lifted, others = version_table(infos)
         payload = {
             "machine": {"cpus": os.cpu_count(), "platform": platform.platform()},
-            "options": {"workers": args.workers, "timeout": args.timeout, "concurrent": args.concurrent,
-                        "keyword": args.keyword},
+            "options": {"workers": args.workers, "timeout": args.timeout, "concurrent": args.concurrent, "keyword": args.keyword},
             "sides": {
-                s: {"venv": infos[s].prefix, "python": infos[s].python, "junit": runs[s].junit,
-                    "log": runs[s].log, "returncode": runs[s].returncode, "wall_s": runs[s].wall_s,
-                    "timed_out": runs[s].timed_out, "hung_at_exit": runs[s].hung_at_exit,
+                s: {
+                    "venv": infos[s].prefix,
+                    "python": infos[s].python,
+                    "junit": runs[s].junit,
+                    "log": runs[s].log,
+                    "returncode": runs[s].returncode,
+                    "wall_s": runs[s].wall_s,
+                    "timed_out": runs[s].timed_out,
+                    "hung_at_exit": runs[s].hung_at_exit,
                     "totals": runs[s].totals(),
-                    "versions": infos[s].versions}
+                    "versions": infos[s].versions,
+                }
                 for s in SIDES
             },
             "lifted_versions": {p: {"pins": a, "ours": b} for p, a, b in lifted},
@@ -716,8 +798,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             **diff,
             "reruns": reruns,
             "results": {
-                t: {s: asdict(runs[s].results[t]) if t in runs[s].results else {"outcome": MISSING}
-                    for s in SIDES}
+                t: {s: asdict(runs[s].results[t]) if t in runs[s].results else {"outcome": MISSING} for s in SIDES}
                 for t in sorted(set(runs["pins"].results) | set(runs["ours"].results))
             },
         }

@@ -13,10 +13,14 @@ from orchestra.types import ToolArg, ToolSpec
 
 EXPERT = "Contacts__expert_agent"
 EXPERT_SPEC = ToolSpec(
-    name=EXPERT, app_name="Contacts", app_class="ContactsApp", method="expert_agent",
+    name=EXPERT,
+    app_name="Contacts",
+    app_class="ContactsApp",
+    method="expert_agent",
     description="Ask the contacts expert to find something in the contacts; returns its answer.",
     args=(ToolArg(name="task", type_hint=str, type_text="str", description="what to find", required=True),),
-    return_type="str", writes=False,
+    return_type="str",
+    writes=False,
 )
 USAGE = {"prompt_tokens": 1000, "completion_tokens": 100}  # 100/50 + 1000/5000 = 2.2 simulated seconds per call
 
@@ -42,6 +46,4 @@ class ContactsExpert:
             return None
         contacts = {n: s for n, s in agent.session.tools.items() if n.startswith("Contacts__")}
         model = ModelConfig(model=self.sub_model, backoff_seconds=0.0, max_retries=0)
-        return spawn(
-            agent, call.arguments["task"], name=self.name, call=call, model=model, scaffold="tool_calling", tools=contacts, max_steps=self.max_steps
-        )
+        return spawn(agent, call.arguments["task"], name=self.name, call=call, model=model, scaffold="tool_calling", tools=contacts, max_steps=self.max_steps)

@@ -53,26 +53,41 @@ def _classes() -> list[type]:
                 )
                 ask = (
                     self.emails.send_email(
-                        recipients=[b.email_of("elena")], subject="Design review Friday",
+                        recipients=[b.email_of("elena")],
+                        subject="Design review Friday",
                         content="Hi Elena, could you do a design review on Friday, October 18, at 11:00? Alex",
-                    ).oracle().with_id("oracle_send_email").depends_on(task, delay_seconds=1)
+                    )
+                    .oracle()
+                    .with_id("oracle_send_email")
+                    .depends_on(task, delay_seconds=1)
                 )
                 done1 = self.reply_to_user("oracle_reply_turn1", "I emailed Elena; I'll tell you when she answers.", ask)
                 elena = (
                     self.emails.create_and_add_email(
-                        sender=b.email_of("elena"), recipients=[b.USER_EMAIL], subject="Re: Design review Friday",
+                        sender=b.email_of("elena"),
+                        recipients=[b.USER_EMAIL],
+                        subject="Re: Design review Friday",
                         content="Hi Alex, 11:00 doesn't work, could we do Friday at 15:00? Elena",
-                    ).with_id("env_elena_reply").depends_on(done1, delay_seconds=5)
+                    )
+                    .with_id("env_elena_reply")
+                    .depends_on(done1, delay_seconds=5)
                 )
                 reply = (
                     self.emails.reply_to_email(email_id="{{env_elena_reply}}", content="Friday 15:00 works, see you then! Alex")
-                    .oracle().with_id("oracle_reply_to_email").depends_on(elena, delay_seconds=3)
+                    .oracle()
+                    .with_id("oracle_reply_to_email")
+                    .depends_on(elena, delay_seconds=3)
                 )
                 add = (
                     self.calendar.add_calendar_event(
-                        title="Design review", start_datetime="2024-10-18 15:00:00", end_datetime="2024-10-18 16:00:00",
+                        title="Design review",
+                        start_datetime="2024-10-18 15:00:00",
+                        end_datetime="2024-10-18 16:00:00",
                         attendees=[b.full_name("elena")],
-                    ).oracle().with_id("oracle_add_calendar_event").depends_on(elena, delay_seconds=3)
+                    )
+                    .oracle()
+                    .with_id("oracle_add_calendar_event")
+                    .depends_on(elena, delay_seconds=3)
                 )
                 done2 = self.reply_to_user("oracle_reply_turn2", "Elena proposed Friday 15:00; confirmed and on your calendar.", [reply, add])
             self.events = [task, ask, done1, elena, reply, add, done2]
@@ -94,27 +109,38 @@ def _classes() -> list[type]:
                 )
                 text = (
                     self.messages.send_message(user_id=b.phone_of("sofia"), content="Running 10 minutes late, sorry!")
-                    .oracle().with_id("oracle_text_sofia").depends_on(task, delay_seconds=1)
+                    .oracle()
+                    .with_id("oracle_text_sofia")
+                    .depends_on(task, delay_seconds=1)
                 )
                 done1 = self.reply_to_user("oracle_reply_turn1", "Texted Sofia that you're 10 minutes late.", text)
                 priya = (
                     self.emails.create_and_add_email(
-                        sender=b.email_of("priya"), recipients=[b.USER_EMAIL], subject="Slides",
+                        sender=b.email_of("priya"),
+                        recipients=[b.USER_EMAIL],
+                        subject="Slides",
                         content="Hi Alex, can you send me the Q4 slides? Priya",
-                    ).with_id("env_priya_email").depends_on(done1, delay_seconds=4)
+                    )
+                    .with_id("env_priya_email")
+                    .depends_on(done1, delay_seconds=4)
                 )
                 answer = (
                     self.emails.reply_to_email(email_id="{{env_priya_email}}", content="Sure Priya, sending them today. Alex")
-                    .oracle().with_id("oracle_reply_priya").depends_on(priya, delay_seconds=2)
+                    .oracle()
+                    .with_id("oracle_reply_priya")
+                    .depends_on(priya, delay_seconds=2)
                 )
                 done2 = self.reply_to_user("oracle_reply_turn2", "Priya asked for the Q4 slides; I told her you'll send them today.", answer)
                 sofia = (
                     self.messages.create_and_add_message(conversation_id=sofia_conv, sender_id=b.phone_of("sofia"), content="No worries, I'm also late!")
-                    .with_id("env_sofia_message").depends_on(done2, delay_seconds=6)
+                    .with_id("env_sofia_message")
+                    .depends_on(done2, delay_seconds=6)
                 )
                 ack = (
                     self.messages.send_message(user_id=b.phone_of("sofia"), content="Great, see you soon!")
-                    .oracle().with_id("oracle_ack_sofia").depends_on(sofia, delay_seconds=2)
+                    .oracle()
+                    .with_id("oracle_ack_sofia")
+                    .depends_on(sofia, delay_seconds=2)
                 )
                 done3 = self.reply_to_user("oracle_reply_turn3", "Sofia is late too; I answered her.", ack)
             self.events = [task, text, done1, priya, answer, done2, sofia, ack, done3]

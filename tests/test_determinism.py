@@ -22,7 +22,12 @@ def _replay_json(hash_seed: str) -> dict[str, dict]:
     sources = [str(p) for p in STARTER] + [str(p) for p in sorted((SCENARIOS / "corpus").rglob("*.json")) if p.stem in UUID_MINTING]
     out = subprocess.run(
         [sys.executable, "-m", "orchestra.cli", "replay", *sources, "--json"],
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=600, check=True,
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=True,
     ).stdout
     return {r["scenario_id"]: r for r in map(json.loads, out.splitlines())}
 

@@ -15,8 +15,21 @@ from orchestra.host import Host, PluginError
 
 #: The built-in plugin set, in registration order (pinned: a stray installed plugin cannot change it).
 BUILTIN_ORDER = [
-    "agent2agent", "builtin_scaffolds", "clock", "code_agent", "drivers", "judges", "litellm_models", "notifications", "offline_models",
-    "sandbox_bwrap", "sandbox_wasm", "session_tools", "subagents", "termination", "tracing",
+    "agent2agent",
+    "builtin_scaffolds",
+    "clock",
+    "code_agent",
+    "drivers",
+    "judges",
+    "litellm_models",
+    "notifications",
+    "offline_models",
+    "sandbox_bwrap",
+    "sandbox_wasm",
+    "session_tools",
+    "subagents",
+    "termination",
+    "tracing",
 ]
 BUILTINS = set(BUILTIN_ORDER)
 
@@ -49,7 +62,8 @@ def _install_fake_distribution(tmp_path, monkeypatch):
     """A third-party package with an `orchestra` entry point, on sys.path like an installed one."""
     pkg = tmp_path / "site"
     (pkg / "orchestra_echo_scaffold").mkdir(parents=True)
-    (pkg / "orchestra_echo_scaffold" / "__init__.py").write_text(textwrap.dedent('''
+    (pkg / "orchestra_echo_scaffold" / "__init__.py").write_text(
+        textwrap.dedent('''
         """A third-party scaffold: answers the user at once, through the tool-calling machinery."""
         from orchestra.hookspecs import hookimpl
         from orchestra.scaffolds.tool_calling import ToolCallingScaffold
@@ -67,7 +81,8 @@ def _install_fake_distribution(tmp_path, monkeypatch):
         def tool_call(agent, call):
             CALLS.append(call.name)
             return (yield)
-    '''))
+    ''')
+    )
     dist = pkg / "orchestra_echo_scaffold-1.0.dist-info"
     dist.mkdir()
     (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: orchestra-echo-scaffold\nVersion: 1.0\n")
@@ -117,7 +132,10 @@ def test_inline_plugin_objects_get_stable_names_and_bad_ones_a_clear_error():
             return None
 
     host = Host.create([Tracer(), Tracer()], entry_points=False)
-    assert host.plugin_names[-2:] == ["test_inline_plugin_objects_get_stable_names_and_bad_ones_a_clear_error.<locals>.Tracer", "test_inline_plugin_objects_get_stable_names_and_bad_ones_a_clear_error.<locals>.Tracer#2"]
+    assert host.plugin_names[-2:] == [
+        "test_inline_plugin_objects_get_stable_names_and_bad_ones_a_clear_error.<locals>.Tracer",
+        "test_inline_plugin_objects_get_stable_names_and_bad_ones_a_clear_error.<locals>.Tracer#2",
+    ]
 
     class NotAWrapper:
         @hookimpl(wrapper=True)

@@ -33,8 +33,14 @@ def test_a_rollout_reads_no_dotenv_and_needs_no_network(tmp_path):
         "    s.finish()\n"
         "print(os.environ.get('LITELLM_LOCAL_MODEL_COST_MAP'), os.environ.get('ORCHESTRA_DOTENV_PROBE'), 'litellm' in sys.modules)\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=300,
-                         env={k: v for k, v in os.environ.items() if k != "LITELLM_LOCAL_MODEL_COST_MAP"})
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={k: v for k, v in os.environ.items() if k != "LITELLM_LOCAL_MODEL_COST_MAP"},
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.split() == ["True", "None", "False"]
 

@@ -7,9 +7,16 @@ import pytest
 from orchestra.judge_facts import Gazetteer, check_text, extract_facts, universe_names, wrong_version
 
 GAZ = universe_names(
-    [{"contacts": {"1": {"first_name": "Tom", "last_name": "Becker"}, "2": {"first_name": "Priya", "last_name": "Shah"},
-                   "3": {"first_name": "Alex", "last_name": "Morgan", "is_user": True}},
-      "products": {"p1": {"name": "Stewart Merino Wool Scarf"}}}]
+    [
+        {
+            "contacts": {
+                "1": {"first_name": "Tom", "last_name": "Becker"},
+                "2": {"first_name": "Priya", "last_name": "Shah"},
+                "3": {"first_name": "Alex", "last_name": "Morgan", "is_user": True},
+            },
+            "products": {"p1": {"name": "Stewart Merino Wool Scarf"}},
+        }
+    ]
 )
 
 
@@ -63,8 +70,9 @@ def test_a_person_the_oracle_does_not_mention_is_a_contradiction():
     check = check_text("Texted Tom Becker: running 10 minutes late.", "Texted Tom Becker and Priya Shah: running 10 minutes late.", GAZ)
     assert not check.ok and "Priya Shah" in check.note
     # ...unless the user's task mentions them
-    assert check_text("Texted Tom Becker: running 10 minutes late.", "Texted Tom Becker and Priya Shah: running 10 minutes late.",
-                      GAZ, context="Text Tom and Priya Shah").ok
+    assert check_text(
+        "Texted Tom Becker: running 10 minutes late.", "Texted Tom Becker and Priya Shah: running 10 minutes late.", GAZ, context="Text Tom and Priya Shah"
+    ).ok
 
 
 def test_a_count_is_the_same_fact_only_for_the_same_thing():
@@ -102,29 +110,35 @@ def test_a_cab_of_another_service_type_is_a_wrong_fact(agent):
     assert check_text("I booked a Premium cab and told Roger.", "Ordered a Premium one for you; Roger knows.", GAZ).ok
 
 
-@pytest.mark.parametrize("oracle, agent", [
-    ("The call is at 15:15.", "The call is at quarter past three."),
-    ("The call is at 15:15.", "The call is at 3.15 pm."),
-    ("The call is at 15:00.", "The call is at three o'clock."),
-    ("The party is at 20:30.", "The party is at half past eight in the evening."),
-    ("The party is at 20:30.", "The party starts at half past 8 pm."),
-    ("Pickup at 07:45.", "Pickup at a quarter to eight in the morning."),
-    ("The total is €1,234.50.", "The total is 1.234,50 €."),
-    ("The total is €1,234.50.", "The total is 1 234,50 EUR."),
-    ("The total is €12.50.", "The total is EUR 12,50."),
-    ("Booked for Tuesday, October 15.", "Booked for Tuesday 15.10.2024."),
-])
+@pytest.mark.parametrize(
+    "oracle, agent",
+    [
+        ("The call is at 15:15.", "The call is at quarter past three."),
+        ("The call is at 15:15.", "The call is at 3.15 pm."),
+        ("The call is at 15:00.", "The call is at three o'clock."),
+        ("The party is at 20:30.", "The party is at half past eight in the evening."),
+        ("The party is at 20:30.", "The party starts at half past 8 pm."),
+        ("Pickup at 07:45.", "Pickup at a quarter to eight in the morning."),
+        ("The total is €1,234.50.", "The total is 1.234,50 €."),
+        ("The total is €1,234.50.", "The total is 1 234,50 EUR."),
+        ("The total is €12.50.", "The total is EUR 12,50."),
+        ("Booked for Tuesday, October 15.", "Booked for Tuesday 15.10.2024."),
+    ],
+)
 def test_times_in_words_dotted_times_and_dates_and_decimal_commas_are_the_same_fact(oracle, agent):
     assert check_text(oracle, agent).ok, check_text(oracle, agent).note
 
 
-@pytest.mark.parametrize("oracle, agent", [
-    ("The party is at 20:30.", "The party is at half past eight in the morning."),
-    ("The call is at 15:15.", "The call is at quarter to three."),
-    ("The call is at 15:15.", "The call is at 3.15 am."),
-    ("The total is €1,234.50.", "The total is 1.234,05 €."),
-    ("Booked for Tuesday, October 15.", "Booked for Tuesday 10.15.2024."),
-    ("The call is at 17:00.", "You have five unread emails."),  # a bare number word is not a time
-])
+@pytest.mark.parametrize(
+    "oracle, agent",
+    [
+        ("The party is at 20:30.", "The party is at half past eight in the morning."),
+        ("The call is at 15:15.", "The call is at quarter to three."),
+        ("The call is at 15:15.", "The call is at 3.15 am."),
+        ("The total is €1,234.50.", "The total is 1.234,05 €."),
+        ("Booked for Tuesday, October 15.", "Booked for Tuesday 10.15.2024."),
+        ("The call is at 17:00.", "You have five unread emails."),  # a bare number word is not a time
+    ],
+)
 def test_the_new_formats_do_not_accept_other_values(oracle, agent):
     assert not check_text(oracle, agent).ok

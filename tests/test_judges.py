@@ -21,8 +21,9 @@ from orchestra.session import Session, SessionConfig
 YES, NO = "<subtask>Answer the user.</subtask> [[True]] [[Success]]", "[[False]] [[Failure]]"
 
 
-def _rollout(path: Path, judge: JudgeConfig, answer: str | None = None, turn_event: str | None = None, kind: str | None = None,
-             edit: tuple[str, str, str] | None = None):
+def _rollout(
+    path: Path, judge: JudgeConfig, answer: str | None = None, turn_event: str | None = None, kind: str | None = None, edit: tuple[str, str, str] | None = None
+):
     """Replay the oracle (optionally with one answer's text or one (event, arg) replaced, or a perturbation)."""
     with Session.open(path, SessionConfig(judge=judge)) as s:
         plan = build_plan(s)
@@ -86,15 +87,19 @@ def test_strict_accepts_the_oracle_and_rejects_a_wrong_answer_naming_the_facts(s
     bad, _ = _rollout(scenario_path("starter_search_lookup"), strict, answer="I have no idea, sorry.")
     assert not bad.success and bad.reward == 0.0
     assert "strict: oracle_reply.content: missing or wrong" in bad.rationale and "INV-2041" in bad.rationale
-    para, _ = _rollout(scenario_path("starter_search_lookup"), strict,
-                       answer="Tom Becker's latest invoice (INV-2041, October bookkeeping) is 1280 USD, due 31 Oct 2024; phone (415) 555-0144.")
+    para, _ = _rollout(
+        scenario_path("starter_search_lookup"),
+        strict,
+        answer="Tom Becker's latest invoice (INV-2041, October bookkeeping) is 1280 USD, due 31 Oct 2024; phone (415) 555-0144.",
+    )
     assert para.success, para.rationale
 
 
 def test_strict_says_when_the_oracle_text_has_no_checkable_fact(scenario_path):
     # the text to Sofia carries only "10 minutes"; the answer names Sofia; a message with no fact is not checked
-    result, _ = _rollout(scenario_path("starter_time_deadline"), JudgeConfig(mode="strict"),
-                         answer="Sent to Sofia Alvarez: 'Running 10 minutes late, order without me!'")
+    result, _ = _rollout(
+        scenario_path("starter_time_deadline"), JudgeConfig(mode="strict"), answer="Sent to Sofia Alvarez: 'Running 10 minutes late, order without me!'"
+    )
     assert result.success
     strict = are_judges.build_judge(JudgeConfig(mode="strict"))
     from orchestra.are.judges import strict_text_verdict
@@ -106,9 +111,14 @@ def test_strict_says_when_the_oracle_text_has_no_checkable_fact(scenario_path):
 
 def test_strict_checks_free_text_of_other_tools_too(scenario_path):
     """The email body of starter_execution_calendar: a wrong day is rejected (scripted accepts it)."""
+
     def wrong_email(plan):
-        return [replace(a, args={**a.args, "content": "Hi both, the review is on Friday, October 18, 14:00-15:00 in Room 4B."})
-                if a.event_id == "oracle_send_email" else a for a in plan.actions]
+        return [
+            replace(a, args={**a.args, "content": "Hi both, the review is on Friday, October 18, 14:00-15:00 in Room 4B."})
+            if a.event_id == "oracle_send_email"
+            else a
+            for a in plan.actions
+        ]
 
     verdicts = {}
     for mode in ("scripted", "strict"):
@@ -179,13 +189,16 @@ def test_llm_verdicts_equal_ares_own_llm_judge_on_the_same_judge_model_replies(s
     """orchestra's `llm` judge (online, in the thread-free driver, cached engine) vs ARE's
     `are-benchmark judge` path (ARE's preprocess_scenario_from_config, ARE's LiteLLMEngine), both
     asking one scripted judge model that accepts the paraphrases and rejects the wrong answers."""
-    model = _script(tmp_path, [
-        {"contains": "Sorry, I could not", "reply": NO},
-        {"contains": "INV-2042", "reply": NO},
-        {"contains": PARAPHRASE, "reply": YES},
-        {"contains": "Elena Rossi", "reply": NO},
-        {"contains": "title: Q3 planning", "reply": NO},
-    ])
+    model = _script(
+        tmp_path,
+        [
+            {"contains": "Sorry, I could not", "reply": NO},
+            {"contains": "INV-2042", "reply": NO},
+            {"contains": PARAPHRASE, "reply": YES},
+            {"contains": "Elena Rossi", "reply": NO},
+            {"contains": "title: Q3 planning", "reply": NO},
+        ],
+    )
     judge = JudgeConfig(mode="llm", model=model, cache_dir=tmp_path / "cache")
     cases = [
         ("starter_search_lookup", {}),

@@ -44,9 +44,13 @@ def test_sim_time_is_the_formula_over_recorded_usage_and_identical_on_rerun(tmp_
 
 
 def test_retries_do_not_charge_simulated_time(tmp_path, host, judge_pool, scenario_path):
-    plain = run_agent_on(scenario_path("starter_search_lookup"), model=f"orchestra/scripted:{write_script(tmp_path, SCRIPT, 'a.json')}", host=host, judge_pool=judge_pool)
+    plain = run_agent_on(
+        scenario_path("starter_search_lookup"), model=f"orchestra/scripted:{write_script(tmp_path, SCRIPT, 'a.json')}", host=host, judge_pool=judge_pool
+    )
     flaky = [{"raise": "RateLimitError"}, SCRIPT[0], {"raise": "InternalServerError"}, {"raise": "Timeout"}, SCRIPT[1]]
-    retried = run_agent_on(scenario_path("starter_search_lookup"), model=f"orchestra/scripted:{write_script(tmp_path, flaky, 'b.json')}", host=host, judge_pool=judge_pool)
+    retried = run_agent_on(
+        scenario_path("starter_search_lookup"), model=f"orchestra/scripted:{write_script(tmp_path, flaky, 'b.json')}", host=host, judge_pool=judge_pool
+    )
     assert retried.error is None and retried.success
     assert retried.sim_seconds == plain.sim_seconds
     assert retried.event_log_sha256 == plain.event_log_sha256
@@ -78,8 +82,9 @@ def test_retries_give_up_and_the_loop_goes_on_as_in_are(tmp_path, host, judge_po
     with Rollout.open(RolloutSpec(scenario=str(scenario_path("starter_search_lookup"))), host=host, judge_pool=judge_pool) as rollout:
         s = rollout.session
         scaffold = ReactScaffold(s.tools)
-        agent = AgentContext(name="main", rollout=rollout, model=ModelConfig(model=f"orchestra/scripted:{script}", max_retries=2, backoff_seconds=0),
-                             scaffold=scaffold)
+        agent = AgentContext(
+            name="main", rollout=rollout, model=ModelConfig(model=f"orchestra/scripted:{script}", max_retries=2, backoff_seconds=0), scaffold=scaffold
+        )
         anyio.run(run_agent, agent)
         result = rollout.finish().result
     assert agent.steps == 2 and agent.turns == 1 and result.turns_completed == 1
@@ -145,8 +150,9 @@ class _RecordingProvider:
         seen = self.seen
 
         class Probe(litellm.CustomLLM):
-            async def acompletion(self, model, messages, api_base, custom_prompt_dict, model_response, print_verbose,
-                                  encoding, api_key, logging_obj, optional_params, *a, **kw):
+            async def acompletion(
+                self, model, messages, api_base, custom_prompt_dict, model_response, print_verbose, encoding, api_key, logging_obj, optional_params, *a, **kw
+            ):
                 seen.append((api_key, api_base))
                 model_response.choices = [Choices(index=0, finish_reason="stop", message=Message(role="assistant", content="ok"))]
                 return model_response

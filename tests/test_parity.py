@@ -33,9 +33,25 @@ def test_are_benchmark_oracle_run_scores_every_bundled_scenario(tmp_path):
     for config in sorted({p.parent.parent.name for p in STARTER}):
         expected = len([p for p in STARTER if p.parent.parent.name == config])
         proc = subprocess.run(
-            [str(exe), "run", "--oracle", "-d", str(SCENARIOS), "--config", config, "--split", "validation",
-             "--output_dir", str(tmp_path / config), "--num_runs", "1"],
-            capture_output=True, text=True, timeout=900, cwd=tmp_path,
+            [
+                str(exe),
+                "run",
+                "--oracle",
+                "-d",
+                str(SCENARIOS),
+                "--config",
+                config,
+                "--split",
+                "validation",
+                "--output_dir",
+                str(tmp_path / config),
+                "--num_runs",
+                "1",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=900,
+            cwd=tmp_path,
         )
         text = proc.stdout + proc.stderr
         assert proc.returncode == 0, text[-3000:]
@@ -58,9 +74,25 @@ def test_are_benchmark_oracle_run_scores_the_corpus(tmp_path):
     for config_dir in sorted(p for p in corpus.iterdir() if p.is_dir()):
         expected = len(list((config_dir / "validation").glob("*.json")))
         proc = subprocess.run(
-            [str(exe), "run", "--oracle", "-d", str(corpus), "--config", config_dir.name, "--split", "validation",
-             "--output_dir", str(tmp_path / config_dir.name), "--num_runs", "1"],
-            capture_output=True, text=True, timeout=1800, cwd=tmp_path,
+            [
+                str(exe),
+                "run",
+                "--oracle",
+                "-d",
+                str(corpus),
+                "--config",
+                config_dir.name,
+                "--split",
+                "validation",
+                "--output_dir",
+                str(tmp_path / config_dir.name),
+                "--num_runs",
+                "1",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=1800,
+            cwd=tmp_path,
         )
         text = proc.stdout + proc.stderr
         assert proc.returncode == 0, text[-3000:]

@@ -146,6 +146,24 @@ def test_a_plugin_bug_mid_rollout_keeps_the_event_log_so_far_and_names_the_plugi
     assert record.agents is partial.agents
 
 
+class _RefusingTool:
+    """A plugin that refuses a call with an `OrchestraError` of its own (a quota, a policy)."""
+
+    @hookimpl(wrapper=True)
+    def tool_call(self, agent: Any, call: Any) -> Any:
+        inner = yield
+        inner.close()
+        raise OrchestraError("tool quota exceeded")
+
+
+def test_a_plugins_own_orchestra_error_is_recorded_with_the_plugins_and_hooks_names(judge_pool):
+    host = Host.create([_RefusingTool()], entry_points=False)
+    spec = RolloutSpec(scenario=str(scenario("starter_search_lookup")), agent=AgentConfig(model=ModelConfig(model=ORACLE)))
+    record = anyio.run(lambda: execute(spec, host=host, judge_pool=judge_pool))
+    assert record.error == "tool quota exceeded (raised in plugin '_RefusingTool', hook 'tool_call')"
+    assert record.partial is not None
+
+
 def test_opening_a_rollout_with_an_unknown_scaffold_or_judge_fails_before_loading():
     spec = RolloutSpec(scenario="/no/such/file.json", agent=AgentConfig(scaffold="nope", model=ModelConfig(model=ORACLE)))
     with pytest.raises(OrchestraError, match="unknown scaffold 'nope'"):
@@ -178,3 +196,47 @@ def test_every_rollout_is_closed_finished_failed_or_cancelled(judge_pool, tmp_pa
 
     anyio.run(cancelled)
     assert closings.closed == [good.scenario, bad.scenario, good.scenario]
+
+
+def test_a_misused_step_api_raises_and_leaves_the_rollout_and_its_verdict_as_they_were(judge_pool):
+    """A trainer's mistake — a wrong type, a second answer, one after the end, after finish or
+    after close — is an OrchestraError, and nothing else: the rollout goes on, its verdict stays."""
+    spec = RolloutSpec(scenario=str(scenario("starter_search_lookup")), agent=AgentConfig(model=ModelConfig(model=ORACLE)))
+    host = Host.create(entry_points=False)
+    ran = anyio.run(lambda: execute(spec, host=host, judge_pool=judge_pool))
+    assert ran.result is not None and ran.result.success
+
+    async def misuse(rollout: Rollout, what: str, answer: Any, match: str) -> None:
+        with pytest.raises(OrchestraError, match=match):
+            await (rollout.apply(answer) if what == "apply" else rollout.fail(answer))
+        assert rollout._failure is None
+
+    async def drive(rollout: Rollout) -> int:
+        seconds = 0
+        while (request := await rollout.next_request()) is not None:
+            await misuse(rollout, "apply", {"text": "hi"}, r"apply\(\) takes an orchestra.types.ModelResponse, got dict")
+            await misuse(rollout, "fail", RuntimeError("no"), r"fail\(\) takes an orchestra.models.ModelError, got RuntimeError")
+            assert not rollout.done
+            assert rollout.main is not None
+            await rollout.apply(await host.hook.model_call(agent=rollout.main, request=request))
+            if not rollout.done:  # a second answer to one request
+                await misuse(rollout, "apply", ran, "exactly one apply")
+                seconds += 1
+        assert rollout.done
+        await misuse(rollout, "apply", ran, r"apply\(\) after the rollout ended")
+        await misuse(rollout, "fail", ModelError("late", permanent=False), r"fail\(\) after the rollout ended")
+        return seconds
+
+    with Rollout.open(spec, host=host, judge_pool=judge_pool) as rollout:
+        assert anyio.run(drive, rollout) >= 1
+        stepped = rollout.finish()
+        anyio.run(misuse, rollout, "fail", ModelError("after"), r"fail\(\) after finish\(\)")
+        assert rollout.finish() is stepped
+    assert stepped.model_dump() == ran.model_dump()
+
+    closed = Rollout.open(spec, host=host, judge_pool=judge_pool)
+    assert anyio.run(closed.next_request) is not None
+    closed.close()
+    with pytest.raises(OrchestraError, match=r"next_request\(\) after the rollout was closed"):
+        anyio.run(closed.next_request)
+    anyio.run(misuse, closed, "apply", ran, r"apply\(\) after the rollout was closed")

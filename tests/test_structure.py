@@ -134,8 +134,10 @@ def test_the_are_door_stands_below_everything_that_uses_it():
     users_of_are = {m for m, targets in GRAPH.items() if not _in_are(m) and any(_in_are(t) for t in targets)}
     wrong = sorted(
         f"{MODULES[m].relative_to(REPO)}:{line} imports {t}, which imports orchestra.are"
-        for m, targets in GRAPH.items() if _in_are(m)
-        for t, sites in targets.items() if t in users_of_are
+        for m, targets in GRAPH.items()
+        if _in_are(m)
+        for t, sites in targets.items()
+        if t in users_of_are
         for line, _ in sites
     )
     assert wrong == []
@@ -144,8 +146,12 @@ def test_the_are_door_stands_below_everything_that_uses_it():
 def test_plugins_use_no_private_name_of_the_core():
     wrong = sorted(
         f"{MODULES[m].relative_to(REPO)}:{line} imports {name} from {t}"
-        for m, targets in GRAPH.items() if m.startswith("orchestra.plugins.")
-        for t, sites in targets.items() if not t.startswith("orchestra.plugins")
-        for line, names in sites for name in names if name.startswith("_")
+        for m, targets in GRAPH.items()
+        if m.startswith("orchestra.plugins.")
+        for t, sites in targets.items()
+        if not t.startswith("orchestra.plugins")
+        for line, names in sites
+        for name in names
+        if name.startswith("_")
     )
     assert wrong == []

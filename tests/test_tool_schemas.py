@@ -115,8 +115,20 @@ def _wrong_value(schema: dict[str, Any]) -> Any:
 
 def test_every_instantiable_app_has_tools(app_specs: dict[str, list[ToolSpec]]) -> None:
     # The survey is only meaningful if it actually covers the apps Gaia2 scenarios use.
-    for name in ("EmailClientV2", "MessagingAppV2", "CalendarApp", "ContactsApp", "CabApp", "ShoppingApp",
-                 "ApartmentListingApp", "CityApp", "SystemApp", "AgentUserInterface", "Files", "VirtualFileSystem"):
+    for name in (
+        "EmailClientV2",
+        "MessagingAppV2",
+        "CalendarApp",
+        "ContactsApp",
+        "CabApp",
+        "ShoppingApp",
+        "ApartmentListingApp",
+        "CityApp",
+        "SystemApp",
+        "AgentUserInterface",
+        "Files",
+        "VirtualFileSystem",
+    ):
         assert app_specs.get(name), f"no tools found for {name}"
     assert sum(len(v) for v in app_specs.values()) > 100
 
@@ -427,8 +439,11 @@ def test_optional_arg_with_none_default_but_non_optional_hint_is_nullable() -> N
 
 
 def test_non_json_defaults_are_left_out() -> None:
-    spec = _spec("A__f", ToolArg("when", dt.datetime, "datetime", "", required=False, default=dt.datetime(2024, 1, 1)),
-                 ToolArg("color", Color, "Color", "", required=False, default=Color.RED))
+    spec = _spec(
+        "A__f",
+        ToolArg("when", dt.datetime, "datetime", "", required=False, default=dt.datetime(2024, 1, 1)),
+        ToolArg("color", Color, "Color", "", required=False, default=Color.RED),
+    )
     props = parameters_schema(spec)["properties"]
     assert "default" not in props["when"]
     assert props["color"]["default"] == "red"

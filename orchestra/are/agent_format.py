@@ -49,7 +49,6 @@ def are_system_prompt(env: DrivenEnvironment, scenario: Any, *, agent_instructio
     )
 
 
-
 def are_app_agent_system_prompt(*, agent_instructions: str, tool_descriptions: str) -> str:
     """ARE's app-agent prompt frame (`DEFAULT_ARE_SIMULATION_APP_AGENT_REACT_JSON_SYSTEM_PROMPT`'s
     recipe) around another scaffold's agent instructions: ARE's general instructions, the given

@@ -276,9 +276,7 @@ def _prepare(text: str, source: str) -> Any:
             scenario=scenario,
             judge_config=ScriptedGraphPerEventJudgeConfig(engine=judge_pool._no_llm_engine),
             offline_validation=False,
-            max_scenario_duration=get_scenario_duration(
-                scenario, loading.MAX_TIME_SCENARIO_DURATION, loading.MAX_SCENARIO_DURATION
-            ),
+            max_scenario_duration=get_scenario_duration(scenario, loading.MAX_TIME_SCENARIO_DURATION, loading.MAX_SCENARIO_DURATION),
             tool_augmentation_config=None,
             env_events_config=None,
         )

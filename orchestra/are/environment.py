@@ -98,7 +98,6 @@ def make_sim_clock(start_time: float) -> Any:
     return _sim_clock_cls(start_time)
 
 
-
 # --------------------------------------------------------------------------------------------
 # The thread-free environment
 # --------------------------------------------------------------------------------------------
@@ -336,7 +335,6 @@ class DrivenEnvironment:
         return [Notification(kind="user", text=str(m.message), timestamp=m.timestamp.timestamp()) for m in users], stop
 
 
-
 # --------------------------------------------------------------------------------------------
 # The event log, as it was when each event happened
 # --------------------------------------------------------------------------------------------
@@ -384,5 +382,3 @@ def make_snapshot_event_log() -> Any:
 
         _snapshot_log_cls = type("SnapshotEventLog", (EventLog,), {"__init__": __init__, "put": put})
     return _snapshot_log_cls()
-
-

@@ -26,9 +26,7 @@ def _serializable(value: Any) -> Any:
     return make_serializable(value)
 
 
-def canonical_events(
-    events: list[Any], start_time: float, snapshot: Callable[[Any], dict[str, Any] | None] | None = None
-) -> list[dict[str, Any]]:
+def canonical_events(events: list[Any], start_time: float, snapshot: Callable[[Any], dict[str, Any] | None] | None = None) -> list[dict[str, Any]]:
     """One JSON-ready dict per ARE `CompletedEvent`, with uuid4 record ids replaced by stable tokens.
 
     `snapshot(event)` gives an event's arguments, return value and exception as serialised when it

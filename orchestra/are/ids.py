@@ -83,5 +83,3 @@ def stable_rng(*parts: object) -> random.Random:
     """A `random.Random` seeded from a sha256 of `parts` (never from `hash()`, which varies per process)."""
     digest = hashlib.sha256("\x1f".join(str(p) for p in parts).encode()).digest()
     return random.Random(int.from_bytes(digest[:8], "big"))
-
-

@@ -28,4 +28,3 @@ def import_are() -> None:
             import are.simulation.scenarios.scenario_imported_from_json.utils  # noqa: F401
             import are.simulation.validation  # noqa: F401
         _imported = True
-

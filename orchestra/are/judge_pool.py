@@ -84,5 +84,3 @@ def default_judge_pool() -> JudgePool:
         if _default_pool is None:
             _default_pool = JudgePool()
     return _default_pool
-
-

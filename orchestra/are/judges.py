@@ -234,7 +234,11 @@ def build_llm(config: JudgeConfig) -> Any:
 
     assert config.model is not None  # JudgeConfig requires a model for mode llm
     engine = JudgeEngine(
-        config.model, endpoint=config.endpoint, api_key=config.api_key, cache_dir=config.resolved_cache_dir(), max_tokens=config.max_tokens,
+        config.model,
+        endpoint=config.endpoint,
+        api_key=config.api_key,
+        cache_dir=config.resolved_cache_dir(),
+        max_tokens=config.max_tokens,
         are_bool_bug=config.are_bool_bug,
     )
     judge = JudgeFactory()(GraphPerEventJudgeConfig(engine=engine))  # as are-benchmark run builds it

@@ -38,18 +38,8 @@ def parse_scenario_json(text: str, source: str | Path) -> BenchmarkScenarioImpor
     from are.simulation.data_handler.importer import JsonScenarioImporter
     from are.simulation.types import CapabilityTag
 
-    try:
-        raw = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ScenarioError(source, f"malformed JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
-    if not isinstance(raw, dict):
-        raise ScenarioError(source, f"expected a JSON object at top level, got {type(raw).__name__}")
-    version = raw.get("version")
-    if version != SUPPORTED_VERSION:
-        raise ScenarioError(source, f"unsupported scenario version {version!r}; expected {SUPPORTED_VERSION!r}")
-    definition = (raw.get("metadata") or {}).get("definition")
-    if not isinstance(definition, dict):
-        raise ScenarioError(source, "missing metadata.definition")
+    raw = precheck_scenario_json(text, source)
+    definition = raw["metadata"]["definition"]
     tags = definition.get("tags") or []
     unknown_tags = [t for t in tags if t not in CapabilityTag.__members__]
     if unknown_tags:
@@ -58,15 +48,12 @@ def parse_scenario_json(text: str, source: str | Path) -> BenchmarkScenarioImpor
             f"unknown capability tag(s) {unknown_tags} in metadata.definition.tags "
             f"(known: {sorted(CapabilityTag.__members__)}); ARE would silently drop all tags",
         )
-    apps = raw.get("apps") or []
-    if not apps:
-        raise ScenarioError(source, "no apps in the file (ARE would try to download them from the HF hub)")
+    apps = raw["apps"]
     known_classes = {cls.__name__ for cls in ALL_APPS}
     for i, app in enumerate(apps):
         cls_name = app.get("class_name") or app.get("name")
         if cls_name not in known_classes:
             raise ScenarioError(source, f"apps[{i}] ({app.get('name')!r}): unknown app class {cls_name!r}")
-    _check_user_contact(apps, source)
 
     try:
         scenario, _, _ = JsonScenarioImporter().import_from_json_to_benchmark(
@@ -86,6 +73,33 @@ def parse_scenario_json(text: str, source: str | Path) -> BenchmarkScenarioImpor
     return scenario
 
 
+def precheck_scenario_json(text: str, source: str | Path) -> dict[str, Any]:
+    """The checks that need no ARE import (listings and the runner's preflight use them): a JSON
+    object of ARE's version with `metadata.definition` and apps. The parsed object, or `ScenarioError`."""
+    if not text.strip():
+        raise ScenarioError(source, "empty file")
+    try:
+        raw = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ScenarioError(source, f"malformed JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+    if not isinstance(raw, dict):
+        raise ScenarioError(source, f"expected a JSON object at top level, got {type(raw).__name__}")
+    version = raw.get("version")
+    if version != SUPPORTED_VERSION:
+        raise ScenarioError(source, f"unsupported scenario version {version!r}; expected {SUPPORTED_VERSION!r}")
+    metadata = raw.get("metadata")
+    definition = metadata.get("definition") if isinstance(metadata, dict) else None
+    if not isinstance(definition, dict):
+        raise ScenarioError(source, "missing metadata.definition")
+    apps = raw.get("apps")
+    if not isinstance(apps, list) or not apps:
+        raise ScenarioError(source, "no apps in the file (ARE would try to download them from the HF hub)")
+    if not all(isinstance(a, dict) for a in apps):
+        raise ScenarioError(source, "apps: a list of objects")
+    _check_user_contact(apps, source)
+    return raw
+
+
 def _check_user_contact(apps: list[dict[str, Any]], source: str | Path) -> None:
     """The scripted judge needs a `Contacts`/`ContactsApp` app holding exactly one `is_user` contact."""
     contacts_apps = [a for a in apps if a.get("name") in USER_CONTACTS_APP_NAMES]
@@ -98,10 +112,8 @@ def _check_user_contact(apps: list[dict[str, Any]], source: str | Path) -> None:
     if len(users) != 1:
         raise ScenarioError(
             source,
-            f"app {contacts_apps[0].get('name')!r} must hold exactly one contact with is_user=true "
-            f"(the user contact the judge needs); found {len(users)}",
+            f"app {contacts_apps[0].get('name')!r} must hold exactly one contact with is_user=true (the user contact the judge needs); found {len(users)}",
         )
-
 
 
 # --------------------------------------------------------------------------------------------
@@ -259,8 +271,6 @@ def prepare_for_rollout(
     except Exception as exc:
         raise ScenarioError(source, f"the scripted judge cannot judge this scenario: {type(exc).__name__}: {exc}") from None
     return prepared
-
-
 
 
 def oracle_events(scenario: Any) -> dict[str, Any]:

@@ -26,9 +26,7 @@ def dense_credit(prepared: Any, event_log: list[Any]) -> float:
     from are.simulation.types import EventType
 
     judge = prepared.judge
-    oracle_events = [
-        e for turn in judge.state.turn_to_oracle_events for e in turn if e.event_type == EventType.AGENT
-    ]
+    oracle_events = [e for turn in judge.state.turn_to_oracle_events for e in turn if e.event_type == EventType.AGENT]
     agent_events = [e for e in event_log if e.event_type == EventType.AGENT and judge.event_filter(copy.copy(e))]
     if not oracle_events:
         return 0.0
@@ -61,9 +59,7 @@ def dense_credit(prepared: Any, event_log: list[Any]) -> float:
 def _resolve_from_oracle_run(oracle: Any, oracle_returns: dict[str, Any]) -> Any:
     """Fill `{{event_id}}` placeholders with the oracle run's return values (on a copy)."""
     args = oracle.action.args or {}
-    placeholders = {
-        k: v[2:-2] for k, v in args.items() if isinstance(v, str) and v.startswith("{{") and v.endswith("}}")
-    }
+    placeholders = {k: v[2:-2] for k, v in args.items() if isinstance(v, str) and v.startswith("{{") and v.endswith("}}")}
     if not placeholders:
         return oracle
     resolved = copy.copy(oracle)

@@ -79,6 +79,3 @@ def spec_from_app_tool(tool: Any) -> ToolSpec:
         return_type=str(tool.return_type),
         writes=bool(tool.write_operation),
     )
-
-
-

@@ -24,6 +24,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "replay": ("orchestra.cli.replay", "replay the oracle over scenarios and print one verdict line per scenario"),
     "judge-check": ("orchestra.cli.judge_check", "oracle and every perturbation per scenario, verdicts vs expectations"),
     "run": ("orchestra.cli.run", "run a team (--team) or one agent (--scaffold + --model) over scenarios and judge each rollout"),
+    "show": ("orchestra.cli.show", "one rollout of a run folder as a transcript (DIR/NAME, NAME as in DIR/rollouts/)"),
+    "compare": ("orchestra.cli.compare", "two run folders side by side: per capability pass@1 deltas, per scenario flips"),
     "teams": ("orchestra.cli.teams", "check team files (teams/*.yaml) or list the shipped teams"),
     "scenarios": ("orchestra.cli.scenarios", "list scenarios: id, capabilities, turns, universe size, split"),
     "plugins": ("orchestra.cli.plugins", "list plugins, what each registers, and the hooks each implements"),
@@ -39,6 +41,7 @@ def build_parser(commands: Iterable[str] | None = None) -> argparse.ArgumentPars
     parser = argparse.ArgumentParser(prog="orchestra", description="Teams of LLM agents inside ARE / Gaia2.")
     parser.add_argument("--version", action="version", version=f"orchestra {__version__}")
     parser.add_argument("-v", "--verbose", action="count", default=0, help="more logging (-vv: ARE's own logs too)")
+    parser.add_argument("--debug", action="store_true", help="show the traceback of an unexpected error (default: one line)")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, (module, help_text) in COMMANDS.items():
         if name in full:
@@ -67,6 +70,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     command = command_of(argv)
     args = build_parser([command] if command else []).parse_args(argv)
+    args.argv = argv  # `run` prints the command that resumes an interrupted run
     configure_logging(args.verbose)
     try:
         with tracing_from_args(args):  # a no-op unless the command has --trace and it (or OTEL_TRACES_EXPORTER) is set
@@ -77,3 +81,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("orchestra: interrupted", file=sys.stderr)
         return 130
+    except Exception as exc:  # a bug or an unexpected failure: one line, the traceback only with --debug
+        if args.debug:
+            raise
+        print(f"orchestra: error: {type(exc).__name__}: {exc} (run with --debug for the traceback)", file=sys.stderr)
+        return 2

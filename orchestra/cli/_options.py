@@ -50,6 +50,17 @@ def positive_int(text: str) -> int:
     return n
 
 
+def non_negative_int(text: str) -> int:
+    """An option's whole number, 0 or more (`--model-retries`)."""
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {n}")
+    return n
+
+
 def filter_kwargs(args: argparse.Namespace) -> dict[str, Any]:
     return {"capabilities": args.capability, "scenario_ids": args.scenario_ids, "limit": args.limit}
 
@@ -70,9 +81,13 @@ CLOCK_OPTIONS = {"decode_rate": "decode_rate_tps", "prefill_rate": "prefill_rate
 SESSION_OPTIONS = {"notifications": "notification_verbosity", "reward_mode": "reward_mode"}
 #: Option destination -> the `JudgeConfig` field it sets, and the flag (for messages).
 JUDGE_OPTIONS = {
-    "judge": ("mode", "--judge"), "judge_model": ("model", "--judge-model"), "judge_endpoint": ("endpoint", "--judge-endpoint"),
-    "judge_api_key": ("api_key", "--judge-api-key"), "judge_max_tokens": ("max_tokens", "--judge-max-tokens"),
-    "judge_cache": ("cache_dir", "--judge-cache"), "judge_use_cache": ("use_cache", "--no-judge-cache"),
+    "judge": ("mode", "--judge"),
+    "judge_model": ("model", "--judge-model"),
+    "judge_endpoint": ("endpoint", "--judge-endpoint"),
+    "judge_api_key": ("api_key", "--judge-api-key"),
+    "judge_max_tokens": ("max_tokens", "--judge-max-tokens"),
+    "judge_cache": ("cache_dir", "--judge-cache"),
+    "judge_use_cache": ("use_cache", "--no-judge-cache"),
     "judge_are_bool_bug": ("are_bool_bug", "--judge-are-bool-bug"),
 }
 #: Judge options that mean something for the LLM judge only.
@@ -93,19 +108,25 @@ def add_session_options(p: argparse.ArgumentParser, *, reward_mode: bool = True)
     if reward_mode:
         p.add_argument("--reward-mode", choices=("binary", "dense"), help="binary (default): ARE's verdict; dense: partial credit in [0, 0.8] on failure")
     j = p.add_argument_group("judge")
-    j.add_argument("--judge", metavar="MODE",
-                   help=f"a registered judge ({', '.join(JUDGE_MODES)} built in; `orchestra plugins` lists all). scripted: ARE's scripted judge, "
-                   "does not check free text (default); llm: ARE's LLM judge as are-benchmark runs it; strict: scripted + offline fact checks of free text")
+    j.add_argument(
+        "--judge",
+        metavar="MODE",
+        help=f"a registered judge ({', '.join(JUDGE_MODES)} built in; `orchestra plugins` lists all). scripted: ARE's scripted judge, "
+        "does not check free text (default); llm: ARE's LLM judge as are-benchmark runs it; strict: scripted + offline fact checks of free text",
+    )
     j.add_argument("--judge-model", help="litellm model string of the LLM judge (--judge llm), e.g. openai/gpt-4o-mini")
     j.add_argument("--judge-endpoint", help="api_base of an OpenAI-compatible server for the judge model")
     j.add_argument("--judge-api-key", help="the judge model's API key (default: the provider's environment variable)")
     j.add_argument("--judge-max-tokens", type=int, help="cap each judge reply (default: no cap, as ARE's judge engine)")
     j.add_argument("--judge-cache", type=Path, metavar="DIR", help=f"judge-call cache folder (default: ${CACHE_ENV} or ~/.cache/orchestra/judge-calls)")
     j.add_argument("--no-judge-cache", dest="judge_use_cache", action="store_const", const=False, help="always ask the judge model (no cache reads or writes)")
-    j.add_argument("--judge-are-bool-bug", action=argparse.BooleanOptionalAction,
-                   help="--judge llm: lower True/False in judge replies as ARE 1.2.0's engine does (default: verdicts equal "
-                   "are-benchmark's, which rejects every free text not equal to the oracle's); --no-judge-are-bool-bug keeps "
-                   "the judge model's [[True]] verbatim so correct free text can pass (see docs/judges.md)")
+    j.add_argument(
+        "--judge-are-bool-bug",
+        action=argparse.BooleanOptionalAction,
+        help="--judge llm: lower True/False in judge replies as ARE 1.2.0's engine does (default: verdicts equal "
+        "are-benchmark's, which rejects every free text not equal to the oracle's); --no-judge-are-bool-bug keeps "
+        "the judge model's [[True]] verbatim so correct free text can pass (see docs/judges.md)",
+    )
 
 
 def _given(args: argparse.Namespace, options: dict[str, Any]) -> dict[str, Any]:
@@ -122,10 +143,12 @@ def _updated(model: BaseModel, update: dict[str, Any], flags: dict[str, str]) ->
     try:
         return type(model).model_validate(data)
     except ValidationError as exc:
-        raise OrchestraError("; ".join(
-            (f"{flags[str(e['loc'][0])]}: " if e["loc"] and str(e["loc"][0]) in flags else "") + e["msg"].removeprefix("Value error, ")
-            for e in exc.errors()
-        )) from None
+        raise OrchestraError(
+            "; ".join(
+                (f"{flags[str(e['loc'][0])]}: " if e["loc"] and str(e["loc"][0]) in flags else "") + e["msg"].removeprefix("Value error, ")
+                for e in exc.errors()
+            )
+        ) from None
 
 
 def session_config(args: argparse.Namespace, base: SessionConfig | None = None) -> SessionConfig:

@@ -19,14 +19,14 @@ def outcome_record(o: RolloutRecord) -> dict[str, Any]:
         "policy": o.policy,
         "perturbation": o.perturbation,
     }
+    rec["status"] = o.status  # PASS / FAIL / ERROR / N/A: the word the table shows
     if o.error is not None:
-        rec.update(status="error", error=o.error)
+        rec["error"] = o.error
     elif o.not_applicable is not None:
-        rec.update(status="not_applicable", reason=o.not_applicable)
+        rec["reason"] = o.not_applicable
     if o.result is not None and o.not_applicable is None:  # kept with an error too (a judge error)
         r = o.result
         rec.update(
-            status="error" if (o.error or r.error) else "ok",
             success=r.success,
             reward=r.reward,
             reward_mode=r.reward_mode,
@@ -66,22 +66,35 @@ def outcome_record(o: RolloutRecord) -> dict[str, Any]:
 
 
 def outcome_line(o: RolloutRecord, id_width: int = 36) -> str:
+    """One table row: the status word (the JSON's `status`), then the figures; an ERROR row ends
+    with its one-line cause, a row whose agent spent its step budget says so."""
     label = o.scenario_id + (f" [{o.perturbation}]" if o.perturbation else "")
+    if o.sample_index:
+        label += f" #{o.sample_index}"
+    status = o.status
     if o.result is None and o.error is not None:
-        return f"{label:<{id_width}}  ERROR  {o.error}"
+        return f"{label:<{id_width}}  {status:<5}  {one_line(o.error)}"
     if o.not_applicable is not None:
-        return f"{label:<{id_width}}  n/a    {o.not_applicable}"
+        return f"{label:<{id_width}}  {status:<5}  {o.not_applicable}"
     assert o.result is not None
     r = o.result
-    verdict = "PASS" if r.success else "FAIL"
-    text = f"{label:<{id_width}}  {verdict:<5}  reward={r.reward:.2f}  sim={r.sim_seconds:8.1f}s"
+    text = f"{label:<{id_width}}  {status:<5}  reward={r.reward:.2f}  sim={r.sim_seconds:8.1f}s"
     if not o.policy.startswith("oracle"):
         text += f"  steps={r.steps:<3} tokens={r.prompt_tokens}+{r.completion_tokens}"
     if o.policy.startswith("team:") or r.delegations:  # who did what: the compact team summary
         failed = sum(not d.ok for d in r.delegations)
         text += f"  agents={len(r.agents)} delegations={len(r.delegations)}" + (f" ({failed} failed)" if failed else "")
     text += f"  judge={r.judge}"
-    return text + (f"  error: {r.error}" if r.error else "")
+    if r.stop_reason == "step_budget":
+        text += f"  stop=step_budget ({r.main_steps} steps)"
+    error = o.error or r.error
+    return text + (f"  error: {one_line(error)}" if error else "")
+
+
+def one_line(text: str) -> str:
+    """An error as one line (litellm's messages run over several)."""
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    return " ".join(lines[:1]) + (" ..." if len(lines) > 1 else "") if lines else text
 
 
 def write_outcome(out_dir: Path, o: RolloutRecord) -> None:
@@ -97,6 +110,18 @@ def write_outcome(out_dir: Path, o: RolloutRecord) -> None:
     if r.judge_checks:
         judge["judge_checks"] = r.judge_checks
     (out_dir / f"{stem}.judge.json").write_text(json.dumps(judge, indent=2, default=str) + "\n")
+
+
+def write_rollout(run_dir: Path, o: RolloutRecord) -> Path:
+    """The whole record of one rollout (spec, verdict, ledgers, event log — or the partial one) as
+    `DIR/rollouts/NAME.json` (`orchestra show DIR/NAME`)."""
+    from orchestra.results import rollout_name
+
+    folder = run_dir / "rollouts"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{rollout_name(o)}.json"
+    path.write_text(json.dumps(o.model_dump(mode="json"), indent=1, default=str) + "\n")
+    return path
 
 
 def emit_json(rec: dict[str, Any]) -> None:

@@ -22,7 +22,9 @@ TRACE_HELP = (
 def add_trace_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--trace", metavar="DEST", default=None, help=TRACE_HELP)
     parser.add_argument(
-        "--trace-content", action="store_true", default=None,
+        "--trace-content",
+        action="store_true",
+        default=None,
         help="also record messages, tool arguments and results (as OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true)",
     )
 

@@ -27,8 +27,12 @@ COLUMNS: tuple[PerturbationKind | None, ...] = (None, *KINDS)
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("judge-check", help="oracle and every perturbation per scenario, verdicts vs expectations",
-                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = sub.add_parser(
+        "judge-check",
+        help="oracle and every perturbation per scenario, verdicts vs expectations",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("sources", nargs="+", metavar="SOURCE", help=SOURCE_HELP)
     p.add_argument("--parity", action="store_true", help="also judge every trajectory with ARE's native offline harness (slow: ~5 s each)")
     p.add_argument("--out", type=Path, help="write each rollout's event log and verdict here")

@@ -40,8 +40,12 @@ def _positive(text: str) -> int:
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("parity-agent", help="ARE's default agent vs an orchestra scaffold with the same scripted policy",
-                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = sub.add_parser(
+        "parity-agent",
+        help="ARE's default agent vs an orchestra scaffold with the same scripted policy",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("sources", nargs="+", metavar="SOURCE", help=SOURCE_HELP)
     p.add_argument("--policy", required=True, metavar="POLICY", help="policy file (.json/.jsonl/.yaml/.py) or 'oracle'")
     p.add_argument("--max-iterations", type=_positive, help="iteration budget of both agents (ARE's default: 80)")
@@ -68,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
             # One bad scenario (malformed file, broken policy for it) must not lose the others' results.
             errors += 1
             if args.json:
-                emit_json({"scenario_id": file.stem, "source": str(file.path), "status": "error", "error": str(exc)})
+                emit_json({"scenario_id": file.stem, "source": str(file.path), "status": "ERROR", "error": str(exc)})
             print(f"orchestra: error: {exc}", file=sys.stderr, flush=True)
             continue
         if report.policy_failure:  # the policy's fault, not a parity finding
@@ -84,8 +88,7 @@ def run(args: argparse.Namespace) -> int:
         if report.policy_failure:
             print(f"orchestra: error: {report.scenario_id} ({report.source}): {report.policy_failure}", file=sys.stderr, flush=True)
     if not args.json:
-        print(f"\n{len(files)} scenario(s): {len(files) - differing - errors} identical, {differing} different, "
-              f"{errors} error(s)", file=sys.stderr)
+        print(f"\n{len(files)} scenario(s): {len(files) - differing - errors} identical, {differing} different, {errors} error(s)", file=sys.stderr)
     return 2 if errors else 1 if differing else 0
 
 

@@ -52,8 +52,10 @@ def run(args: argparse.Namespace) -> int:
     if not args.json:
         mean = sum(o.result.reward for o in judged if o.result) / len(judged) if judged else 0.0
         na = sum(o.not_applicable is not None for o in outcomes)
-        print(f"\n{len(outcomes)} rollout(s): {passed} passed, {len(judged) - passed} failed, {na} not applicable, "
-              f"{errors} error(s); mean reward {mean:.3f}", file=sys.stderr)
+        print(
+            f"\n{len(outcomes)} rollout(s): {passed} passed, {len(judged) - passed} failed, {na} not applicable, {errors} error(s); mean reward {mean:.3f}",
+            file=sys.stderr,
+        )
     if errors:
         return 1
     if args.perturb is None and passed != len(judged):

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import json
+import shlex
+import signal
 import sys
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import anyio
 
@@ -16,23 +19,30 @@ from orchestra.cli._options import (
     add_session_options,
     filter_kwargs,
     no_scenario_error,
+    non_negative_int,
     positive_int,
     session_config,
 )
-from orchestra.cli._output import emit_json, outcome_line, outcome_record
+from orchestra.cli._output import emit_json, outcome_line, outcome_record, write_rollout
 from orchestra.cli._trace import add_trace_options
 from orchestra.config import DEFAULT_MAX_STEPS
 from orchestra.errors import OrchestraError
 from orchestra.host import Host
 from orchestra.models import ModelConfig
+from orchestra.preflight import DEFAULT_TIMEOUT, preflight
+from orchestra.progress import display_for
 from orchestra.record import RolloutRecord
+from orchestra.results import Manifest, RunDir
 from orchestra.runner import execute_all, specs_for
 from orchestra.scenario_files import ScenarioFile, resolve
 from orchestra.spec import AgentConfig, RolloutSpec
+from orchestra.summary import format_summary, summarize
 from orchestra.teams.config import TeamConfig
 from orchestra.teams.loading import TeamFile, read_team, redacted, team_path, with_judge_key
 
 _Spec = tuple[RolloutSpec, ScenarioFile]
+
+SUMMARY = "summary.json"
 
 #: The options that only shape a one-agent run; with `--team` they live in the team file.
 AGENT_ONLY = {"max_steps": "--max-steps", "constrained": "--constrained", "constrained_format": "--constrained-format", "temperature": "--temperature"}
@@ -42,17 +52,52 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("run", help="run a team (--team) or one agent (--scaffold + --model) over scenarios and judge each rollout")
     p.add_argument("--team", metavar="FILE", help="a team file (teams/*.yaml) or a shipped team's name (`orchestra teams list`)")
     p.add_argument("--scaffold", help="registered scaffold name (see `orchestra plugins`; default tool_calling); with --team: every agent's")
-    p.add_argument("--model", help='litellm model string, e.g. "openai/gpt-4o-mini", "orchestra/oracle", "orchestra/scripted:FILE"; '
-                   "with --team: every agent's model (e.g. orchestra/oracle to run a team offline)")
+    p.add_argument(
+        "--model",
+        help='litellm model string, e.g. "openai/gpt-4o-mini", "orchestra/oracle", "orchestra/scripted:FILE"; '
+        "with --team: every agent's model (e.g. orchestra/oracle to run a team offline)",
+    )
     p.add_argument("--endpoint", help="api_base of an OpenAI-compatible server (vLLM, llama.cpp, Ollama)")
     p.add_argument("--api-key", help="API key (default: the provider's environment variable)")
     p.add_argument("--scenarios", nargs="+", required=True, metavar="SOURCE", help=SOURCE_HELP)
     p.add_argument("--max-steps", type=positive_int, help=f"whole-scenario step budget (ARE's default: {DEFAULT_MAX_STEPS})")
     p.add_argument("--concurrency", type=positive_int, default=1, help="rollouts in flight at once, 1 or more (useful with remote models)")
+    p.add_argument(
+        "--runs",
+        type=positive_int,
+        default=1,
+        metavar="K",
+        help="run each scenario K times (independent rollouts, run index 0..K-1; pass@1 ± stderr, pass@k, pass^k in the summary)",
+    )
+    p.add_argument("--seed", type=int, help="sampling seed: each rollout's model gets seed + its run index (OpenAI-style `seed`)")
     p.add_argument("--constrained", action="store_true", default=None, help="constrain replies to the scaffold's action schema (small local models)")
     p.add_argument("--constrained-format", choices=("llama_cpp.server", "llama-server", "openai"))
     p.add_argument("--temperature", type=float, default=None, help="sent only when given (ARE's agent sends none)")
-    p.add_argument("--out", type=Path, help="write each rollout's result (event log, verdict) here, and the team used (team.yaml)")
+    m = p.add_argument_group("model calls (every agent's model)")
+    m.add_argument("--model-retries", type=non_negative_int, help="retries of a call that timed out, was rate-limited (429) or hit a 5xx (default 4)")
+    m.add_argument("--model-backoff", type=float, metavar="SECONDS", help="wait before the first retry, doubling each time (default 1)")
+    m.add_argument("--model-timeout", type=float, metavar="SECONDS", help="wall-clock limit of one call (default 600)")
+    p.add_argument(
+        "--are-model-failures",
+        action="store_true",
+        help="parity runs: judge a rollout whose model calls all failed as ARE does (default: it is an ERROR whatever the judge says)",
+    )
+    p.add_argument(
+        "--out",
+        type=Path,
+        metavar="DIR",
+        help="the run folder: results.jsonl (one record per line, as each finishes), manifest.json, summary.json, "
+        "rollouts/NAME.json, team.yaml; running the same command again resumes (finished rollouts are skipped)",
+    )
+    p.add_argument("--no-progress", action="store_true", help="plain lines even on a terminal (no progress bar)")
+    p.add_argument("--no-preflight", action="store_true", help="skip the checks before the first rollout (models, endpoints, scenario files)")
+    p.add_argument(
+        "--preflight-timeout",
+        type=float,
+        default=DEFAULT_TIMEOUT,
+        metavar="SECONDS",
+        help=f"seconds an endpoint has to answer at preflight (default {DEFAULT_TIMEOUT:g})",
+    )
     p.add_argument("--json", action="store_true", help="one JSON object per rollout")
     add_session_options(p)
     add_filter_options(p)
@@ -61,15 +106,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    team_yaml: str | None = None
     if args.team is not None:
         team_file, host, team = _team(args)
         config = session_config(args, team.session)  # the team file's session, with the flags given applied
-        team = team.model_copy(update={"session": config})
+        team = _with_call_settings(team.model_copy(update={"session": config}), args)
         team_file.require_secrets(team)  # before any scenario loads: a missing key fails now, by name
-        specs = _some(specs_for(resolve(args.scenarios, **filter_kwargs(args)), team=team, session=with_judge_key(config)), args)
-        if args.out:
-            args.out.mkdir(parents=True, exist_ok=True)
-            (args.out / "team.yaml").write_text(f"# {team_file.path} as run (secrets as references)\n" + redacted(team))
+        specs = _some(specs_for(resolve(args.scenarios, **filter_kwargs(args)), team=team, session=with_judge_key(config), **_spec_settings(args)), args)
+        team_yaml = f"# {team_file.path} as run (secrets as references)\n" + redacted(team)
     else:
         if args.model is None:
             raise OrchestraError("give --team FILE, or --model (and --scaffold) for a one-agent run")
@@ -77,32 +121,125 @@ def run(args: argparse.Namespace) -> int:
         scaffold = args.scaffold or "tool_calling"
         agent = AgentConfig(
             scaffold=scaffold,
-            model=ModelConfig(model=args.model, endpoint=args.endpoint, api_key=args.api_key, temperature=args.temperature),
+            model=ModelConfig(model=args.model, endpoint=args.endpoint, api_key=args.api_key, temperature=args.temperature, **_call_settings(args)),
             max_steps=args.max_steps if args.max_steps is not None else DEFAULT_MAX_STEPS,
             scaffold_options={"constrained": bool(args.constrained), "constrained_format": args.constrained_format or "llama_cpp.server"},
         )
         host.scaffold(scaffold)  # fail early on an unknown scaffold
         config = session_config(args)
-        specs = _some(specs_for(resolve(args.scenarios, **filter_kwargs(args)), agent=agent, session=config), args)
+        specs = _some(specs_for(resolve(args.scenarios, **filter_kwargs(args)), agent=agent, session=config, **_spec_settings(args)), args)
     host.judge_builder(config.judge.mode)  # fail early on an unknown judge
+    if not args.no_preflight:
+        preflight(specs, host, timeout=args.preflight_timeout)
+    return _run_batch(args, specs, host, team_yaml)
 
-    async def main() -> list[RolloutRecord]:
-        outcomes = []
-        async for o in execute_all(specs, host=host, concurrency=args.concurrency):
-            outcomes.append(o)
-            if args.out:  # the whole record, failed ones too: spec, verdict, ledgers, event log (or the partial one)
-                args.out.mkdir(parents=True, exist_ok=True)
-                (args.out / f"{o.scenario_id}.json").write_text(json.dumps(o.model_dump(mode="json"), indent=1) + "\n")
-            emit_json(outcome_record(o)) if args.json else print(outcome_line(o), flush=True)
-        return outcomes
 
-    outcomes = anyio.run(main)
-    judged = [o.result for o in outcomes if o.result is not None]
-    errors = sum(1 for o in outcomes if o.result is None or o.error or o.result.error)
+def _run_batch(args: argparse.Namespace, specs: list[_Spec], host: Host, team_yaml: str | None) -> int:
+    """Run what is left of the batch, streaming records to the run folder; a summary at the end."""
+    run_dir = RunDir(args.out).open(specs, runs=args.runs) if args.out else None
+    if run_dir is not None and team_yaml is not None:
+        (run_dir.path / "team.yaml").write_text(team_yaml)
+    earlier = list(run_dir.finished.values()) if run_dir is not None else []
+    todo = run_dir.remaining(specs) if run_dir is not None else list(specs)
+    if run_dir is not None and (earlier or run_dir.retried):
+        retried = f", {run_dir.retried} ERROR rollout(s) run again" if run_dir.retried else ""
+        print(f"orchestra: resuming {args.out}: {len(earlier)} of {len(specs)} rollout(s) finished before{retried}; running {len(todo)}", file=sys.stderr)
+    outcomes: list[RolloutRecord] = []
+    interrupted = False
+
+    def keep(o: RolloutRecord) -> None:
+        outcomes.append(o)
+        if run_dir is not None:
+            run_dir.append(o)
+            write_rollout(run_dir.path, o)
+
+    display = display_for(
+        json_rows=args.json,
+        line=outcome_line,
+        emit=lambda o: emit_json(outcome_record(o)),
+        total=len(specs),
+        done=earlier,
+        rich=False if args.no_progress else None,
+    )
+
+    async def main() -> None:
+        nonlocal interrupted
+        async with anyio.create_task_group() as tg:
+
+            async def on_signal() -> None:
+                nonlocal interrupted
+                with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+                    async for _ in signals:
+                        interrupted = True
+                        # The calls in flight are abandoned on purpose: litellm's executor thread may
+                        # have made a provider coroutine the cancelled task never awaits.
+                        warnings.filterwarnings("ignore", message="coroutine .* was never awaited", category=RuntimeWarning)
+                        tg.cancel_scope.cancel()
+                        return
+
+            tg.start_soon(on_signal)
+            with display:
+                async for o in execute_all(todo, host=host, concurrency=args.concurrency):
+                    keep(o)
+                    display.add(o)
+            tg.cancel_scope.cancel()
+
+    anyio.run(main)
+    everything = earlier + outcomes
+    if interrupted:
+        _interrupted(args, everything, len(specs), run_dir)
+        return 130
+    errors = sum(o.status == "ERROR" for o in everything)
+    summary = summarize(everything, Manifest.model_validate_json(run_dir.manifest_path.read_text()) if run_dir is not None else None)
+    if run_dir is not None:
+        (run_dir.path / SUMMARY).write_text(summary.model_dump_json(indent=1) + "\n")
     if not args.json:
+        judged = [o.result for o in everything if o.result is not None]
         mean = sum(r.reward for r in judged) / len(judged) if judged else 0.0
-        print(f"\n{len(outcomes)} rollout(s): {sum(r.success for r in judged)} passed, mean reward {mean:.3f}, {errors} error(s)", file=sys.stderr)
+        passed = sum(o.status == "PASS" for o in everything)
+        print(f"\n{len(everything)} rollout(s): {passed} passed, mean reward {mean:.3f}, {errors} error(s)", file=sys.stderr)
+        if args.runs > 1 or len(summary.capabilities) > 2:
+            print(format_summary(summary), file=sys.stderr)
     return 1 if errors else 0
+
+
+def _interrupted(args: argparse.Namespace, everything: list[RolloutRecord], total: int, run_dir: RunDir | None) -> None:
+    """Ctrl-C: what finished, and the command that resumes."""
+    argv = getattr(args, "argv", None) or sys.argv[1:]
+    if run_dir is not None:
+        print(
+            f"\norchestra: interrupted: {len(everything)} of {total} rollout(s) finished, kept in {run_dir.results}; resume with: orchestra {shlex.join(argv)}",
+            file=sys.stderr,
+        )
+    else:
+        print(
+            f"\norchestra: interrupted: {len(everything)} of {total} rollout(s) finished; nothing kept (give --out DIR to keep results and resume)",
+            file=sys.stderr,
+        )
+
+
+def _call_settings(args: argparse.Namespace) -> dict[str, Any]:
+    """The `ModelConfig` fields the model-call options set (only those given)."""
+    given = {"max_retries": args.model_retries, "backoff_seconds": args.model_backoff, "timeout_seconds": args.model_timeout}
+    return {k: v for k, v in given.items() if v is not None}
+
+
+def _with_call_settings(team: TeamConfig, args: argparse.Namespace) -> TeamConfig:
+    """The team with the model-call options applied to every agent's model."""
+    update = _call_settings(args)
+    if not update:
+        return team
+
+    def change(settings: Any) -> Any:
+        if settings.model is None:
+            return settings
+        return settings.model_copy(update={"model": ModelConfig.model_validate({**dict(settings.model), **update})})
+
+    return team.map_agents(change)
+
+
+def _spec_settings(args: argparse.Namespace) -> dict[str, Any]:
+    return {"are_model_failures": args.are_model_failures, "runs": args.runs, "seed": args.seed}
 
 
 def _some(specs: list[_Spec], args: argparse.Namespace) -> list[_Spec]:

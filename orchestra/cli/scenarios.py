@@ -8,6 +8,7 @@ from collections import Counter
 
 from orchestra.cli._options import SOURCE_HELP, add_filter_options, filter_kwargs
 from orchestra.cli._output import emit_json
+from orchestra.errors import ScenarioError
 from orchestra.scenario_files import resolve
 from orchestra.scenario_info import describe
 
@@ -21,12 +22,18 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Every valid scenario listed; every file that is not one named on stderr (then exit 1)."""
     counts: Counter[str] = Counter()
     n = 0
+    rejected: list[str] = []
     if not args.json:
         print(f"{'scenario':<40} {'capabilities':<26} {'turns':>5} {'universe bytes':>15}  split")
     for file in resolve(args.sources, **filter_kwargs(args)):
-        info = describe(file)
+        try:
+            info = describe(file)
+        except ScenarioError as exc:
+            rejected.append(str(exc))
+            continue
         n += 1
         counts.update(info.capabilities)
         if args.json:
@@ -35,4 +42,8 @@ def run(args: argparse.Namespace) -> int:
             print(f"{info.scenario_id:<40} {','.join(info.capabilities):<26} {info.turns:>5} {info.universe_bytes:>15,}  {info.split or '-'}")
     summary = ", ".join(f"{cap} {c}" for cap, c in sorted(counts.items()))
     print(f"\n{n} scenario(s); per capability: {summary or 'none'}", file=sys.stderr if args.json else sys.stdout)
-    return 0
+    for reason in rejected:
+        print(f"orchestra: not a scenario: {reason}", file=sys.stderr)
+    if rejected:
+        print(f"{len(rejected)} file(s) rejected (`orchestra replay` would refuse them too)", file=sys.stderr)
+    return 1 if rejected else 0

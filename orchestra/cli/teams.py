@@ -42,8 +42,11 @@ def summary(team: TeamConfig) -> str:
     if a2a is None:
         parts.append("no app-agents")
     else:
-        which = f"proportion {a2a.proportion} (ARE's draw)" if a2a.proportion is not None else (
-            "all apps" if a2a.apps == "all" else ", ".join(a2a.apps or []) or "none (apps: [] replaces no app)")
+        which = (
+            f"proportion {a2a.proportion} (ARE's draw)"
+            if a2a.proportion is not None
+            else ("all apps" if a2a.apps == "all" else ", ".join(a2a.apps or []) or "none (apps: [] replaces no app)")
+        )
         d = a2a.defaults
         inherited = d.model is None and d.scaffold is None
         agents = "as main" if inherited else describe_agent(team.app_agent("(defaults)"))
@@ -80,8 +83,7 @@ def run_check(args: argparse.Namespace) -> int:
         for warning in team.warnings:
             print(f"orchestra: warning: {warning}", file=sys.stderr, flush=True)
         for ref in team.unset_secrets():
-            print(f"orchestra: warning: {ref.unset_message(team.path)} (`orchestra run --team` will refuse to start without it)",
-                  file=sys.stderr, flush=True)
+            print(f"orchestra: warning: {ref.unset_message(team.path)} (`orchestra run --team` will refuse to start without it)", file=sys.stderr, flush=True)
     if len(args.files) > 1:
         print(f"\n{len(args.files)} team file(s): {len(args.files) - failed} ok, {failed} invalid", file=sys.stderr)
     return 2 if failed else 0

@@ -98,9 +98,15 @@ def _row(obj: Any, path: Path, number: int) -> SpanRow:
     if not isinstance(status, dict):
         raise TraceFileError(f"{where}: span {name!r} has a `status` that is not an object")
     return SpanRow(
-        name=name, trace_id=context["trace_id"], span_id=context["span_id"], parent_id=parent,
-        start_time=str(obj.get("start_time") or ""), status=str(status.get("status_code", "UNSET")),
-        status_description=str(status.get("description", "")), attributes=attributes, line=number,
+        name=name,
+        trace_id=context["trace_id"],
+        span_id=context["span_id"],
+        parent_id=parent,
+        start_time=str(obj.get("start_time") or ""),
+        status=str(status.get("status_code", "UNSET")),
+        status_description=str(status.get("description", "")),
+        attributes=attributes,
+        line=number,
     )
 
 
@@ -120,8 +126,16 @@ def render(spans: list[SpanRow]) -> str:
                 # a span ends (and is written) after its children: one that is missing never ended, so its
                 # children are kept together under a stand-in rather than scattered as roots
                 parent = ids[s.parent_id] = SpanRow(
-                    name=s.parent_id, trace_id=trace_id, span_id=s.parent_id, parent_id=None, start_time=s.start_time,
-                    status="UNSET", status_description="", attributes={}, line=s.line, missing=True,
+                    name=s.parent_id,
+                    trace_id=trace_id,
+                    span_id=s.parent_id,
+                    parent_id=None,
+                    start_time=s.start_time,
+                    status="UNSET",
+                    status_description="",
+                    attributes={},
+                    line=s.line,
+                    missing=True,
                 )
                 roots.append(parent)
                 members.append(parent)

@@ -51,10 +51,7 @@ class WallClockWindow:
         def epoch(m: re.Match[str]) -> str:
             return "<WALL-CLOCK-TIME>" if self.contains(float(m.group(0))) else m.group(0)
 
-        days = {
-            datetime.fromtimestamp(t, tz=UTC).strftime("%Y-%m-%d")
-            for t in (self.start - self.margin, self.start, self.end, self.end + self.margin)
-        }
+        days = {datetime.fromtimestamp(t, tz=UTC).strftime("%Y-%m-%d") for t in (self.start - self.margin, self.start, self.end, self.end + self.margin)}
 
         def date(m: re.Match[str]) -> str:
             return "<WALL-CLOCK-DATETIME>" if m.group(1) in days else m.group(0)
@@ -169,8 +166,12 @@ class ParityReport:
             out.extend(f"   note ({t.side}): {_first_line(n)}" for n in t.notes)
         if self.policy_failure:
             out.append(f"   POLICY FAILED: {self.policy_failure}")
-        for title, lines in (("verdict", self.verdict), ("tool calls (ARE vs orchestra)", self.tool_calls),
-                             ("first differing prompt", self.prompts), ("request parameters", self.requests)):
+        for title, lines in (
+            ("verdict", self.verdict),
+            ("tool calls (ARE vs orchestra)", self.tool_calls),
+            ("first differing prompt", self.prompts),
+            ("request parameters", self.requests),
+        ):
             if lines:
                 out.append(f"-- {title}")
                 out.extend("   " + line for line in lines)
@@ -233,9 +234,7 @@ def compare(are: AgentTrace, orch: AgentTrace, *, source: str = "", window: Wall
             report.prompts = [
                 f"ARE's model received {len(are.requests)} requests, orchestra's {len(orch.requests)}; "
                 f"request {i + 1} exists only on the {'orchestra' if i >= len(are.requests) else 'ARE'} side:"
-            ] + [
-                "   " + line for line in render_request((orch.requests if i >= len(are.requests) else are.requests)[i], window)[-40:]
-            ]
+            ] + ["   " + line for line in render_request((orch.requests if i >= len(are.requests) else are.requests)[i], window)[-40:]]
             break
         a_lines = render_request(are.requests[i], window)
         o_lines = render_request(orch.requests[i], window)
@@ -249,8 +248,7 @@ def compare(are: AgentTrace, orch: AgentTrace, *, source: str = "", window: Wall
     for i, (ar, orq) in enumerate(zip(are.requests[:n_compared], orch.requests[:n_compared])):
         if ar.params != orq.params:
             report.requests = [
-                f"request {i + 1}: ARE's client sent {json.dumps(ar.params, sort_keys=True)}, "
-                f"orchestra's {json.dumps(orq.params, sort_keys=True)}"
+                f"request {i + 1}: ARE's client sent {json.dumps(ar.params, sort_keys=True)}, orchestra's {json.dumps(orq.params, sort_keys=True)}"
             ]
             break
     return report

@@ -70,8 +70,6 @@ def run_parity(
         factory = policy  # type: ignore[assignment]
     start = time.time()
     are = run_are_agent(file.text, str(file.path), factory, max_iterations=max_iterations)
-    orch = run_orchestra_agent(
-        file, factory, scaffold=scaffold, max_steps=max_iterations or 80, plugins=plugins, judge_pool=judge_pool
-    )
+    orch = run_orchestra_agent(file, factory, scaffold=scaffold, max_steps=max_iterations or 80, plugins=plugins, judge_pool=judge_pool)
     window = WallClockWindow(start, time.time())
     return compare(are, orch, source=str(file.path), window=window)

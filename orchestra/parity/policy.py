@@ -76,7 +76,7 @@ def _reply_text(entry: Any, where: str) -> str:
         return entry
     if isinstance(entry, dict) and isinstance(entry.get("text"), str):
         return entry["text"]
-    raise PolicyError(f"{where}: each reply is a string or an object {{\"text\": \"...\"}}, got {json.dumps(entry)[:80]}")
+    raise PolicyError(f'{where}: each reply is a string or an object {{"text": "..."}}, got {json.dumps(entry)[:80]}')
 
 
 def load_policy_file(path: str | Path) -> PolicyFactory:
@@ -112,7 +112,7 @@ def load_policy_file(path: str | Path) -> PolicyFactory:
             raise
         raise PolicyError(f"{p}: not valid {suffix[1:].upper()}: {exc}") from None
     if not isinstance(data, list) or not data:
-        raise PolicyError(f"{p}: a policy file holds a non-empty list of replies (strings or {{\"text\": ...}} objects)")
+        raise PolicyError(f'{p}: a policy file holds a non-empty list of replies (strings or {{"text": ...}} objects)')
     replies = [_reply_text(entry, f"{p}[{i}]") for i, entry in enumerate(data)]
     return lambda: ListPolicy(replies)
 

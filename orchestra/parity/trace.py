@@ -45,8 +45,4 @@ def policy_notes(requests: list[ModelRequestRecord]) -> list[str]:
 
 def agent_tool_calls(records: list[dict[str, Any]]) -> list[AgentToolCall]:
     """The AGENT events of a canonical event log (`orchestra.are.event_log.canonical_events`)."""
-    return [
-        AgentToolCall(t=r["t"], tool=r["tool"], args=r["args"], error=r["exception"])
-        for r in records
-        if r["type"] == "AGENT"
-    ]
+    return [AgentToolCall(t=r["t"], tool=r["tool"], args=r["args"], error=r["exception"]) for r in records if r["type"] == "AGENT"]

@@ -69,9 +69,7 @@ class SandboxConfig(BaseModel):
 
     backend: str = Field("wasm", description="registered sandbox backend: wasm (default) | bwrap")
     limits: SandboxLimits = Field(default_factory=SandboxLimits)
-    fuel_per_second: float = Field(
-        5e9, gt=0, description="wasm: fuel units per simulated second (about what wasmtime burns per second on one 2024 x86 core)"
-    )
+    fuel_per_second: float = Field(5e9, gt=0, description="wasm: fuel units per simulated second (about what wasmtime burns per second on one 2024 x86 core)")
 
 
 @dataclass
@@ -182,8 +180,17 @@ class Sandbox(ABC):
         self._launch(self._scratch)
         self._running = True
         self._expect("ready", self.limits.cell_timeout_s + 60)
-        self._send({"op": "init", "tools": protocol.guest_tools(self.tools), "seed": self.seed, "now": now,
-                    "output_limit": self.limits.output_chars, "pin_time": not self.counts_compute, "guard": self.guard})
+        self._send(
+            {
+                "op": "init",
+                "tools": protocol.guest_tools(self.tools),
+                "seed": self.seed,
+                "now": now,
+                "output_limit": self.limits.output_chars,
+                "pin_time": not self.counts_compute,
+                "guard": self.guard,
+            }
+        )
         self._expect("ready", self.limits.cell_timeout_s + 60)
 
     def begin(self, code: str, *, name: str, now: float) -> None:
@@ -219,8 +226,11 @@ class Sandbox(ABC):
         if op == "done":
             self._in_cell = False
             return CellResult(
-                output=str(message.get("output") or ""), error=message.get("error"), dropped=int(message.get("dropped") or 0),
-                final=bool(message.get("final")), fuel=fuel,
+                output=str(message.get("output") or ""),
+                error=message.get("error"),
+                dropped=int(message.get("dropped") or 0),
+                final=bool(message.get("final")),
+                fuel=fuel,
             )
         self._crash()
         return CellResult(output="", error=None, fuel=fuel, crashed=f"the code sent an unexpected message ({str(op)[:40]!r}) on the channel")
@@ -237,8 +247,15 @@ class Sandbox(ABC):
             message["error"] = error or "failed"
         data = protocol.dumps(message)
         if len(data) > self.limits.reply_bytes:
-            data = protocol.dumps({"op": "reply", "id": request.id, "ok": False, "now": now,
-                                   "error": f"the output of {request.tool} is {len(data)} bytes, over the sandbox's limit of {self.limits.reply_bytes}"})
+            data = protocol.dumps(
+                {
+                    "op": "reply",
+                    "id": request.id,
+                    "ok": False,
+                    "now": now,
+                    "error": f"the output of {request.tool} is {len(data)} bytes, over the sandbox's limit of {self.limits.reply_bytes}",
+                }
+            )
         self._write_checked(data)
 
     def abort(self) -> None:

@@ -43,11 +43,37 @@ from orchestra.sandbox.base import GUEST_SOURCE, Sandbox, SandboxError
 #: Syscalls the sandboxed code may not make (seccomp, x86-64): new processes, namespaces, mounts,
 #: tracing other processes, kernel keyrings, BPF, io_uring, module loading and the like.
 _DENIED_SYSCALLS = {
-    "fork": 57, "vfork": 58, "ptrace": 101, "pivot_root": 155, "chroot": 161, "acct": 163, "mount": 165, "umount2": 166,
-    "swapon": 167, "swapoff": 168, "reboot": 169, "init_module": 175, "delete_module": 176, "kexec_load": 246,
-    "add_key": 248, "request_key": 249, "keyctl": 250, "unshare": 272, "perf_event_open": 298, "name_to_handle_at": 303,
-    "open_by_handle_at": 304, "setns": 308, "process_vm_readv": 310, "process_vm_writev": 311, "kcmp": 312,
-    "finit_module": 313, "bpf": 321, "userfaultfd": 323, "io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427,
+    "fork": 57,
+    "vfork": 58,
+    "ptrace": 101,
+    "pivot_root": 155,
+    "chroot": 161,
+    "acct": 163,
+    "mount": 165,
+    "umount2": 166,
+    "swapon": 167,
+    "swapoff": 168,
+    "reboot": 169,
+    "init_module": 175,
+    "delete_module": 176,
+    "kexec_load": 246,
+    "add_key": 248,
+    "request_key": 249,
+    "keyctl": 250,
+    "unshare": 272,
+    "perf_event_open": 298,
+    "name_to_handle_at": 303,
+    "open_by_handle_at": 304,
+    "setns": 308,
+    "process_vm_readv": 310,
+    "process_vm_writev": 311,
+    "kcmp": 312,
+    "finit_module": 313,
+    "bpf": 321,
+    "userfaultfd": 323,
+    "io_uring_setup": 425,
+    "io_uring_enter": 426,
+    "io_uring_register": 427,
 }
 _CLONE, _CLONE3, _CLONE_THREAD = 56, 435, 0x10000
 _EPERM, _ENOSYS = 1, 38
@@ -64,10 +90,19 @@ def seccomp_filter() -> bytes | None:
     ld, jeq, jge, jset, ret = 0x20, 0x15, 0x35, 0x45, 0x06
     allow, eperm, enosys = 0x7FFF0000, 0x00050000 | _EPERM, 0x00050000 | _ENOSYS
     prog: list[tuple[int, int, int, int]] = [
-        (ld, 0, 0, 4), (jeq, 1, 0, 0xC000003E), (ret, 0, 0, allow),  # not x86-64 (never the case here): no filter
-        (ld, 0, 0, 0), (jge, 0, 1, 0x40000000), (ret, 0, 0, eperm),  # the x32 ABI: refused
-        (jeq, 0, 1, _CLONE3), (ret, 0, 0, enosys),
-        (jeq, 0, 4, _CLONE), (ld, 0, 0, 16), (jset, 0, 1, _CLONE_THREAD), (ret, 0, 0, allow), (ret, 0, 0, eperm),
+        (ld, 0, 0, 4),
+        (jeq, 1, 0, 0xC000003E),
+        (ret, 0, 0, allow),  # not x86-64 (never the case here): no filter
+        (ld, 0, 0, 0),
+        (jge, 0, 1, 0x40000000),
+        (ret, 0, 0, eperm),  # the x32 ABI: refused
+        (jeq, 0, 1, _CLONE3),
+        (ret, 0, 0, enosys),
+        (jeq, 0, 4, _CLONE),
+        (ld, 0, 0, 16),
+        (jset, 0, 1, _CLONE_THREAD),
+        (ret, 0, 0, allow),
+        (ret, 0, 0, eperm),
     ]
     for nr in sorted(_DENIED_SYSCALLS.values()):
         prog += [(jeq, 0, 1, nr), (ret, 0, 0, eperm)]
@@ -153,14 +188,43 @@ class BwrapSandbox(Sandbox):
         binary = require()
         limits = self.limits
         command = [
-            binary, "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
+            binary,
+            "--unshare-all",
+            "--die-with-parent",
+            "--new-session",
+            "--cap-drop",
+            "ALL",
             *_mounts(),
-            "--proc", "/proc", "--dev", "/dev",
-            "--size", str(limits.file_mb << 20), "--tmpfs", "/scratch",
-            "--remount-ro", "/", "--chdir", "/scratch",
-            "--clearenv", "--setenv", "PYTHONHASHSEED", "0", "--setenv", "HOME", "/scratch", "--setenv", "PATH", "/usr/bin:/bin",
-            "--setenv", "PYTHONDONTWRITEBYTECODE", "1",
-            "--", sys.executable, "-I", "-c", GUEST_SOURCE,
+            "--proc",
+            "/proc",
+            "--dev",
+            "/dev",
+            "--size",
+            str(limits.file_mb << 20),
+            "--tmpfs",
+            "/scratch",
+            "--remount-ro",
+            "/",
+            "--chdir",
+            "/scratch",
+            "--clearenv",
+            "--setenv",
+            "PYTHONHASHSEED",
+            "0",
+            "--setenv",
+            "HOME",
+            "/scratch",
+            "--setenv",
+            "PATH",
+            "/usr/bin:/bin",
+            "--setenv",
+            "PYTHONDONTWRITEBYTECODE",
+            "1",
+            "--",
+            sys.executable,
+            "-I",
+            "-c",
+            GUEST_SOURCE,
         ]
         # RLIMIT_NPROC counts every process of the user (and never binds root): on top of what runs already
         nproc = limits.processes + _processes_of(os.getuid())
@@ -184,8 +248,15 @@ class BwrapSandbox(Sandbox):
 
         try:
             self._proc = subprocess.Popen(
-                command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={},
-                preexec_fn=set_limits, close_fds=True, pass_fds=pass_fds, cwd="/",
+                command,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env={},
+                preexec_fn=set_limits,
+                close_fds=True,
+                pass_fds=pass_fds,
+                cwd="/",
             )
         except OSError as exc:
             raise SandboxError(f"bwrap sandbox: could not start {binary}: {exc}") from exc

@@ -56,6 +56,16 @@ ALLOWED_PRIVATE = frozenset({"_asdict", "_replace", "_fields", "_make"})
 BLOCKED_NAMES = frozenset({"__import__", "__builtins__", "__loader__", "__spec__", "__build_class__"})
 
 
+def _no_sleep(seconds: float = 0.0) -> None:
+    """`time.sleep` in a cell: refused at once, the same on every backend. Sleeping would block on
+    the machine's clock (wall-clock limits, machine-dependent outcomes) while the scenario's
+    simulated clock stands still."""
+    raise RuntimeError(
+        f"time.sleep({seconds!r}) is not available here: time is the scenario's simulated clock, which a cell does not "
+        "move by waiting. To let simulated time pass, call the wait_for_notification tool (where you have it) and end the step."
+    )
+
+
 class ToolError(Exception):
     """A tool call that failed (the host's message says why)."""
 
@@ -246,6 +256,7 @@ class Guest:
     def init(self, message: dict[str, Any]) -> None:
         self.output_limit = int(message.get("output_limit", self.output_limit))
         random.seed(int(message.get("seed", 0)))
+        time.sleep = _no_sleep  # simulated time never passes by waiting inside a cell (either backend)
         if message.get("pin_time"):
             self._pin_time()
         for spec in message["tools"]:
@@ -356,10 +367,18 @@ class Guest:
 
         safe = dict(vars(builtins))
         safe.update(
-            __import__=guarded_import, open=guarded_open, getattr=guarded_getattr, hasattr=guarded_hasattr,
-            eval=guarded_source("eval", eval), exec=guarded_source("exec", exec), compile=guarded_source("compile", compile),
-            vars=refused("vars"), breakpoint=refused("breakpoint"), input=refused("input"),
-            setattr=_guarded_setter(setattr), delattr=_guarded_setter(delattr),
+            __import__=guarded_import,
+            open=guarded_open,
+            getattr=guarded_getattr,
+            hasattr=guarded_hasattr,
+            eval=guarded_source("eval", eval),
+            exec=guarded_source("exec", exec),
+            compile=guarded_source("compile", compile),
+            vars=refused("vars"),
+            breakpoint=refused("breakpoint"),
+            input=refused("input"),
+            setattr=_guarded_setter(setattr),
+            delattr=_guarded_setter(delattr),
         )
         self.namespace["__builtins__"] = safe
 

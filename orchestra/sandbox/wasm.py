@@ -187,8 +187,10 @@ class WasmSandbox(Sandbox):
     def _trap_reason(self, exc: BaseException) -> str:
         text = str(exc)
         if "all fuel consumed" in text or "fuel" in text.lower():
-            return (f"the code ran out of its compute budget ({self._budget:.2e} fuel units, "
-                    f"{self._budget / self.config.fuel_per_second:g} simulated seconds) — an endless loop?")
+            return (
+                f"the code ran out of its compute budget ({self._budget:.2e} fuel units, "
+                f"{self._budget / self.config.fuel_per_second:g} simulated seconds) — an endless loop?"
+            )
         if "interrupt" in text.lower() or "epoch" in text.lower():
             return self._interrupt_reason or "the interpreter was interrupted"
         if "stack" in text.lower() and "exhausted" in text.lower():

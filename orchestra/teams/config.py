@@ -166,10 +166,12 @@ class TeamConfig(BaseModel):
         main = change(self.main)
         app_agents = self.app_agents
         if app_agents is not None:
-            app_agents = app_agents.model_copy(update={
-                "defaults": change(app_agents.defaults),
-                "overrides": {app: change(s) for app, s in app_agents.overrides.items()},
-            })
+            app_agents = app_agents.model_copy(
+                update={
+                    "defaults": change(app_agents.defaults),
+                    "overrides": {app: change(s) for app, s in app_agents.overrides.items()},
+                }
+            )
         return self.model_copy(update={"main": main, "app_agents": app_agents})
 
     def with_overrides(self, *, model: ModelConfig | str | None = None, scaffold: str | None = None) -> TeamConfig:

@@ -90,9 +90,7 @@ class TeamFile:
     def unset_secrets(self, config: TeamConfig | None = None) -> list[SecretRef]:
         """References to unset variables, in `config` (default: the file's own; pass the config
         after `--model` overrides, which may have dropped some) — positioned where the file has them."""
-        refs = self.secrets if config is None else [
-            SecretRef(var, _fmt(loc), self._line(loc)) for loc, var in _config_refs(config)
-        ]
+        refs = self.secrets if config is None else [SecretRef(var, _fmt(loc), self._line(loc)) for loc, var in _config_refs(config)]
         return [r for r in refs if not r.is_set]
 
     def require_secrets(self, config: TeamConfig | None = None) -> None:
@@ -211,8 +209,7 @@ def _not_utf8(path: Path, data: bytes, exc: UnicodeDecodeError) -> str:
     before = data[: exc.start]
     line = before.count(b"\n") + 1
     column = len(before) - (before.rfind(b"\n") + 1) + 1
-    return (f"{path}:{line}:{column}: the file is not UTF-8 (byte 0x{data[exc.start]:02x} cannot be decoded); "
-            "save it as UTF-8")
+    return f"{path}:{line}:{column}: the file is not UTF-8 (byte 0x{data[exc.start]:02x} cannot be decoded); save it as UTF-8"
 
 
 def _parse_yaml(text: str, path: Path) -> tuple[yaml.MappingNode, Any]:
@@ -324,9 +321,7 @@ def _schema_problems(exc: ValidationError, where: _Locator) -> list[str]:
     typos = {(tuple(e["loc"][:-1]), str(e["loc"][-1])) for e in errors if e["type"] == "extra_forbidden"}
     for err in errors:
         loc = tuple(err["loc"])
-        if err["type"] == "missing" and any(
-            parent == loc[:-1] and difflib.get_close_matches(str(loc[-1]), [key], n=1, cutoff=0.6) for parent, key in typos
-        ):
+        if err["type"] == "missing" and any(parent == loc[:-1] and difflib.get_close_matches(str(loc[-1]), [key], n=1, cutoff=0.6) for parent, key in typos):
             continue
         found, node, complete = where.resolve(loc)
         if found and found[-1] == "apps" and isinstance(err.get("input"), list) and any(str(el).startswith("literal[") for el in loc):
@@ -419,9 +414,7 @@ def _scaffold_problems(config: TeamConfig, registered: dict[str, Any], where: _L
         fields += [(("app_agents", "overrides", app, "scaffold"), s.scaffold) for app, s in config.app_agents.overrides.items()]
     known = ", ".join(sorted(registered)) or "none"
     return [
-        f"{where.at(loc)}: {_fmt(loc)}: unknown scaffold {name!r} (registered: {known})"
-        for loc, name in fields
-        if name is not None and name not in registered
+        f"{where.at(loc)}: {_fmt(loc)}: unknown scaffold {name!r} (registered: {known})" for loc, name in fields if name is not None and name not in registered
     ]
 
 
@@ -487,11 +480,14 @@ def _ref_problems(node: yaml.Node, where: _Locator) -> list[str]:
         if scalar.tag != "tag:yaml.org,2002:str":  # `null`, numbers, booleans
             continue
         if "${" in ENV_REF.sub("", scalar.value):
-            problems.append(f"{where.at(loc)}: {_fmt(loc)}: malformed environment reference in {scalar.value!r} "
-                            "(write ${NAME}, NAME made of letters, digits and _)")
+            problems.append(
+                f"{where.at(loc)}: {_fmt(loc)}: malformed environment reference in {scalar.value!r} (write ${{NAME}}, NAME made of letters, digits and _)"
+            )
         elif loc and loc[-1] == "api_key" and scalar.value and not env_refs(scalar.value):
-            problems.append(f"{where.at(loc)}: {_fmt(loc)}: an API key written into a team file; secrets come only from the "
-                            "environment: write api_key: ${NAME} and set NAME (a local server at an endpoint needs no api_key)")
+            problems.append(
+                f"{where.at(loc)}: {_fmt(loc)}: an API key written into a team file; secrets come only from the "
+                "environment: write api_key: ${NAME} and set NAME (a local server at an endpoint needs no api_key)"
+            )
     return problems
 
 

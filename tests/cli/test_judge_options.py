@@ -22,7 +22,7 @@ def test_replay_strict_rejects_a_wrong_answer_and_names_the_judge(capsys, scenar
 def test_wrong_answer_is_na_under_the_default_judge(capsys, scenario_path):
     assert main(["replay", str(scenario_path("starter_search_lookup")), "--perturb", "wrong_answer"]) == 0
     out = capsys.readouterr().out
-    assert "n/a" in out and "does not check free text" in out and "judge=" not in out
+    assert "N/A" in out and "does not check free text" in out and "judge=" not in out
 
 
 def test_judge_check_strict_table_has_a_wrong_answer_column(capsys, scenario_path):
@@ -59,8 +59,22 @@ def test_bad_judge_options_are_clear_errors(capsys, scenario_path, tmp_path):
 def test_run_records_the_judge_and_its_usage(capsys, scenario_path, tmp_path):
     script = tmp_path / "judge.json"
     script.write_text(json.dumps({"rules": [], "default": "[[False]] [[Failure]]"}))
-    code = main(["run", "--model", "orchestra/oracle", "--scenarios", str(scenario_path("starter_search_lookup")), "--json",
-                 "--judge", "llm", "--judge-model", f"orchestra-judge/{script}", "--judge-cache", str(tmp_path / "cache")])
+    code = main(
+        [
+            "run",
+            "--model",
+            "orchestra/oracle",
+            "--scenarios",
+            str(scenario_path("starter_search_lookup")),
+            "--json",
+            "--judge",
+            "llm",
+            "--judge-model",
+            f"orchestra-judge/{script}",
+            "--judge-cache",
+            str(tmp_path / "cache"),
+        ]
+    )
     rec = json.loads(capsys.readouterr().out)
     assert code == 0 and rec["success"] is True  # the oracle's answer equals the oracle's: no judge-model call
     assert rec["judge"] == f"llm:orchestra-judge/{script}" and rec["judge_usage"]["calls"] == 0
@@ -82,16 +96,33 @@ def test_the_bool_bug_opt_out_lets_the_llm_judge_accept_a_correct_paraphrase(cap
 def test_a_judge_model_that_cannot_be_reached_is_an_error_not_a_failed_rollout(capsys, scenario_path, tmp_path):
     # the same path as an unreachable --judge-endpoint (litellm raises inside ARE's judge), without the network
     path = str(scenario_path("starter_search_lookup"))
-    code = main(["replay", path, "--json", "--perturb", "wrong_answer", "--judge", "llm", "--judge-model",
-                 f"orchestra-judge/{tmp_path / 'no-such-script.json'}", "--no-judge-cache", "--out", str(tmp_path / "out")])
+    code = main(
+        [
+            "replay",
+            path,
+            "--json",
+            "--perturb",
+            "wrong_answer",
+            "--judge",
+            "llm",
+            "--judge-model",
+            f"orchestra-judge/{tmp_path / 'no-such-script.json'}",
+            "--no-judge-cache",
+            "--out",
+            str(tmp_path / "out"),
+        ]
+    )
     rec = json.loads(capsys.readouterr().out)
-    assert code == 1 and rec["status"] == "error" and "judge" in rec["error"] and "no-such-script.json" in rec["error"]
+    assert code == 1 and rec["status"] == "ERROR" and "judge" in rec["error"] and "no-such-script.json" in rec["error"]
     assert rec["event_log_sha256"] and (tmp_path / "out" / "starter_search_lookup.wrong_answer.events.json").exists()
 
 
 def test_an_unknown_judge_fails_once_before_any_scenario_loads(capsys, scenario_path):
-    for command in (["replay", str(scenario_path("starter_search_lookup"))], ["judge-check", str(scenario_path("starter_search_lookup"))],
-                    ["run", "--model", "orchestra/oracle", "--scenarios", str(scenario_path("starter_search_lookup"))]):
+    for command in (
+        ["replay", str(scenario_path("starter_search_lookup"))],
+        ["judge-check", str(scenario_path("starter_search_lookup"))],
+        ["run", "--model", "orchestra/oracle", "--scenarios", str(scenario_path("starter_search_lookup"))],
+    ):
         assert main([*command, "--judge", "delphi"]) == 2
         captured = capsys.readouterr()
         assert "unknown judge 'delphi'; registered: llm, scripted, strict" in captured.err and captured.out == ""

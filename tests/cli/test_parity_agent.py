@@ -14,10 +14,14 @@ SCENARIO = Path(__file__).resolve().parents[2] / "scenarios" / "search" / "valid
 
 def _policy(tmp_path: Path) -> Path:
     path = tmp_path / "policy.json"
-    path.write_text(json.dumps([
-        'Thought: answer.\nAction:\n{"action": "AgentUserInterface__send_message_to_user", '
-        '"action_input": {"content": "INV-2041: $1,280.00, due October 31, 2024. Phone +14155550144."}}<end_action>'
-    ]))
+    path.write_text(
+        json.dumps(
+            [
+                'Thought: answer.\nAction:\n{"action": "AgentUserInterface__send_message_to_user", '
+                '"action_input": {"content": "INV-2041: $1,280.00, due October 31, 2024. Phone +14155550144."}}<end_action>'
+            ]
+        )
+    )
     return path
 
 
@@ -67,7 +71,7 @@ def test_a_bad_scenario_in_a_batch_is_reported_and_the_others_still_run(tmp_path
     records = [json.loads(line) for line in captured.out.splitlines()]
     assert rc == 2
     assert [r["source"].rsplit("/", 1)[-1] for r in records] == ["a.json", "b.json", "c.json"]
-    assert records[1]["status"] == "error" and "b.json: malformed JSON" in records[1]["error"]
+    assert records[1]["status"] == "ERROR" and "b.json: malformed JSON" in records[1]["error"]
     assert records[0]["are"]["success"] is True and records[2]["are"]["success"] is True
     assert "b.json: malformed JSON" in captured.err
 

@@ -33,7 +33,10 @@ def test_concurrent_rollouts_give_the_same_results(capsys):
     assert serial.keys() == concurrent.keys()
     for sid, r in serial.items():
         assert (r["reward"], r["sim_seconds"], r["event_log_sha256"]) == (
-            concurrent[sid]["reward"], concurrent[sid]["sim_seconds"], concurrent[sid]["event_log_sha256"]), sid
+            concurrent[sid]["reward"],
+            concurrent[sid]["sim_seconds"],
+            concurrent[sid]["event_log_sha256"],
+        ), sid
 
 
 def test_a_filter_that_matches_nothing_is_an_error_not_an_empty_run(capsys, tmp_path):

@@ -41,7 +41,9 @@ def test_run_exports_jsonl_and_trace_prints_one_tree_per_rollout(capsys, tmp_pat
         assert "PASS reward=1.00" in lines[1] and "sim 0.0s +" in lines[1] and "tokens " in lines[1]
         assert lines[2].startswith("└─ invoke_agent main  [agent=main model=oracle]  sim ")
         assert any(line.startswith("   ├─ chat oracle  [model=orchestra/oracle]  sim ") and " tokens " in line for line in lines)
-        assert any(line.startswith("   └─ execute_tool AgentUserInterface__send_message_to_user  [tool=AgentUserInterface__send_message_to_user]") for line in lines)
+        assert any(
+            line.startswith("   └─ execute_tool AgentUserInterface__send_message_to_user  [tool=AgentUserInterface__send_message_to_user]") for line in lines
+        )
     assert "scenario=starter_execution_calendar" in text and "scenario=starter_search_lookup" in text
     rows = read_spans(out)
     assert render(rows) == render(rows) == text  # rendering builds its trees on copies of the rows
@@ -49,7 +51,10 @@ def test_run_exports_jsonl_and_trace_prints_one_tree_per_rollout(capsys, tmp_pat
 
 def test_trace_content_and_replay(capsys, tmp_path, scenario_path):
     out = tmp_path / "content.jsonl"
-    assert main(["run", "--model", "orchestra/oracle", "--scenarios", str(scenario_path("starter_search_lookup")), "--trace", f"jsonl:{out}", "--trace-content"]) == 0
+    assert (
+        main(["run", "--model", "orchestra/oracle", "--scenarios", str(scenario_path("starter_search_lookup")), "--trace", f"jsonl:{out}", "--trace-content"])
+        == 0
+    )
     chats = [s for s in _spans(out) if s["name"].startswith("chat ")]
     assert chats and all(json.loads(s["attributes"]["gen_ai.input.messages"])[0]["role"] == "system" for s in chats)
 

@@ -33,9 +33,17 @@ MANIFEST = SCENARIOS / "manifest.json"
 CORPUS_FILES = sorted(CORPUS.glob("*/validation/*.json"))
 CONFIG_OF = {"Execution": "execution", "Search": "search", "Adaptability": "adaptability", "Time": "time", "Ambiguity": "ambiguity"}
 APP_CLASSES = {
-    "AgentUserInterface": "AgentUserInterface", "SystemApp": "SystemApp", "Contacts": "ContactsApp", "Emails": "EmailClientV2",
-    "Calendar": "CalendarApp", "Messages": "MessagingAppV2", "Chats": "MessagingAppV2", "Shopping": "ShoppingApp",
-    "Cabs": "CabApp", "RentAFlat": "ApartmentListingApp", "Files": "VirtualFileSystem",
+    "AgentUserInterface": "AgentUserInterface",
+    "SystemApp": "SystemApp",
+    "Contacts": "ContactsApp",
+    "Emails": "EmailClientV2",
+    "Calendar": "CalendarApp",
+    "Messages": "MessagingAppV2",
+    "Chats": "MessagingAppV2",
+    "Shopping": "ShoppingApp",
+    "Cabs": "CabApp",
+    "RentAFlat": "ApartmentListingApp",
+    "Files": "VirtualFileSystem",
 }
 
 
@@ -193,8 +201,7 @@ def test_file_shape(path):
 
     assert max(end(eid) for eid in events) < (400 if tags[1] == "Time" else 1700)
     if tags[1] in ("Time", "Adaptability"):  # something is time-checked by the judge
-        assert any(e["class_name"] == "OracleEvent" and (e["event_relative_time"] > 1 or e["event_time_comparator"])
-                   for e in events.values())
+        assert any(e["class_name"] == "OracleEvent" and (e["event_relative_time"] > 1 or e["event_time_comparator"]) for e in events.values())
     aug = data["augmentation"]
     assert {a["name"] for a in aug["apps"]} >= {"Messages", "Chats", "Shopping", "RentAFlat"}
     assert set(aug["tool_names_mapping"]) == set(aug["tool_descriptions_mapping"])
@@ -323,8 +330,10 @@ def test_generator_output_does_not_depend_on_todays_date():
 
     seed = 20241015  # scripts/build_corpus.py's DEFAULT_SEED
     uid = next(s.uid for s in SPECS if not s.large)
-    procs = [subprocess.Popen(_faked_today(today, ONE_UNIVERSE) + [uid, str(seed)], cwd=REPO, env=_env(),
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for today in FAKE_TODAYS]
+    procs = [
+        subprocess.Popen(_faked_today(today, ONE_UNIVERSE) + [uid, str(seed)], cwd=REPO, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for today in FAKE_TODAYS
+    ]
     outputs = []
     for proc in procs:
         out, err = proc.communicate(timeout=600)
@@ -342,11 +351,8 @@ def test_generator_output_does_not_depend_on_todays_date():
 def test_generator_reproduces_committed_files_under_another_hash_seed():
     """The whole corpus and manifest regenerate byte for byte, under another hash seed and another "today"."""
     pytest.importorskip("faker")
-    code = ("import runpy, sys\n"
-            f"sys.argv = [{str(REPO / 'scripts' / 'build_corpus.py')!r}, '--check']\n"
-            "runpy.run_path(sys.argv[0], run_name='__main__')\n")
-    proc = subprocess.run(_faked_today(FAKE_TODAYS[1], code), cwd=REPO, env=_env(PYTHONHASHSEED="4242"),
-                          capture_output=True, text=True, timeout=900)
+    code = f"import runpy, sys\nsys.argv = [{str(REPO / 'scripts' / 'build_corpus.py')!r}, '--check']\nrunpy.run_path(sys.argv[0], run_name='__main__')\n"
+    proc = subprocess.run(_faked_today(FAKE_TODAYS[1], code), cwd=REPO, env=_env(PYTHONHASHSEED="4242"), capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, (proc.stdout + proc.stderr)[-3000:]
     assert "OK:" in proc.stdout
 

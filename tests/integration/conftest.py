@@ -89,10 +89,7 @@ def llama_cpp_runtime() -> None:
     """Skip (or fail) unless ``python -m llama_cpp.server`` can run."""
     missing = local_llm.missing_server_modules()
     if missing:
-        unavailable(
-            f"llama-cpp-python server runtime not installed (missing {', '.join(missing)}); "
-            f"install: {local_llm.INSTALL_RUNTIME_COMMAND}"
-        )
+        unavailable(f"llama-cpp-python server runtime not installed (missing {', '.join(missing)}); install: {local_llm.INSTALL_RUNTIME_COMMAND}")
 
 
 @pytest.fixture(scope="session")

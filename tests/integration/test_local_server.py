@@ -103,9 +103,7 @@ def test_a_corrupt_cache_is_reassembled(fake_parts: bytes, tmp_path: Path) -> No
     assert assemble_gguf(tmp_path / "cache").read_bytes() == fake_parts
 
 
-def test_a_checksum_mismatch_raises_and_leaves_no_file(
-    fake_parts: bytes, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_checksum_mismatch_raises_and_leaves_no_file(fake_parts: bytes, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(local_llm, "GGUF_SHA256", "0" * 64)
     cache = tmp_path / "cache"
     with pytest.raises(LocalModelError, match="sha256") as excinfo:
@@ -115,9 +113,7 @@ def test_a_checksum_mismatch_raises_and_leaves_no_file(
     assert list(cache.iterdir()) == []
 
 
-def test_a_missing_part_is_named_with_the_install_command(
-    fake_parts: bytes, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_missing_part_is_named_with_the_install_command(fake_parts: bytes, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     parts = list(local_llm.PARTS)
     parts[3] = ("fake-parts-part4", "no_such_module_for_orchestra_tests", "data/part04.bin")
     monkeypatch.setattr(local_llm, "PARTS", tuple(parts))

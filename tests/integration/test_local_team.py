@@ -43,7 +43,9 @@ def test_an_oracle_main_agent_with_local_app_agents_runs_end_to_end(local_server
         app_agents=AppAgentsConfig(
             apps=["Calendar"],
             defaults=AppAgentSettings(
-                scaffold=app_scaffold, model=local, max_steps=2,
+                scaffold=app_scaffold,
+                model=local,
+                max_steps=2,
                 scaffold_options={"constrained": True, "constrained_format": "llama_cpp.server", "max_tokens": 200},
             ),
         ),

@@ -108,7 +108,7 @@ def run_oracle_team(capsys: pytest.CaptureFixture[str], scenario_path: Any, *sce
     sources = [str(scenario_path(name)) for name in scenarios]
     code = main(["run", "--team", "oracle", "--scenarios", *sources, "--concurrency", str(len(sources)), "--json", "--trace", "otlp"])
     records = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.strip()]
-    assert code == 0 and all(r["status"] == "ok" and r["success"] for r in records), records
+    assert code == 0 and all(r["status"] == "PASS" for r in records), records
     return records
 
 
@@ -139,7 +139,13 @@ def check_against_record(spans: list[Span], record: dict[str, Any]) -> None:
 
     main_children = _children(spans, path["main"])
     for delegation in record["delegations"]:  # each delegation: its tool span under the main agent, the app-agent under it
-        [app_agent] = [a for t in main_children if t["name"] == f"execute_tool {delegation['tool']}" for a in _children(spans, t) if a["name"] == f"invoke_agent {delegation['callee']}"]
+        [app_agent] = [
+            a
+            for t in main_children
+            if t["name"] == f"execute_tool {delegation['tool']}"
+            for a in _children(spans, t)
+            if a["name"] == f"invoke_agent {delegation['callee']}"
+        ]
         assert app_agent["attributes"]["orchestra.sim.start"] == pytest.approx(delegation["start"])
         assert app_agent["attributes"]["orchestra.sim.duration_s"] == pytest.approx(delegation["duration"])
 

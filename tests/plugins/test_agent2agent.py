@@ -24,11 +24,15 @@ from orchestra.teams.config import AppAgentsConfig, AppAgentSettings, TeamConfig
 
 SCENARIO = "starter_execution_calendar"
 EVENT = {
-    "title": "Q4 roadmap review", "start_datetime": "2024-10-17 14:00:00", "end_datetime": "2024-10-17 15:00:00",
-    "location": "Room 4B", "attendees": ["Priya Shah", "Marcus Lee"],
+    "title": "Q4 roadmap review",
+    "start_datetime": "2024-10-17 14:00:00",
+    "end_datetime": "2024-10-17 15:00:00",
+    "location": "Room 4B",
+    "attendees": ["Priya Shah", "Marcus Lee"],
 }
 EMAIL = {
-    "recipients": ["priya.shah@example.com", "marcus.lee@example.com"], "subject": "Q4 roadmap review scheduled",
+    "recipients": ["priya.shah@example.com", "marcus.lee@example.com"],
+    "subject": "Q4 roadmap review scheduled",
     "content": "Booked for Thursday 14:00-15:00 in Room 4B.",
 }
 TASK = "Add 'Q4 roadmap review' on 2024-10-17 14:00-15:00 in Room 4B with Priya Shah and Marcus Lee."
@@ -47,22 +51,31 @@ def call(name: str, args: dict[str, Any]) -> dict[str, Any]:
 
 
 def main_script(tmp_path: Path, expert_calls: list[dict[str, Any]], name: str = "main.json") -> str:
-    return write_script(tmp_path, [
-        *(react("Calendar__expert_agent", args) for args in expert_calls),
-        react("Emails__send_email", EMAIL),
-        react("AgentUserInterface__send_message_to_user", {"content": "Done."}),
-    ], name=name)
+    return write_script(
+        tmp_path,
+        [
+            *(react("Calendar__expert_agent", args) for args in expert_calls),
+            react("Emails__send_email", EMAIL),
+            react("AgentUserInterface__send_message_to_user", {"content": "Done."}),
+        ],
+        name=name,
+    )
 
 
 def calendar_script(tmp_path: Path, name: str = "calendar.json") -> str:
-    return write_script(tmp_path, [
-        call("Calendar__add_calendar_event", EVENT),
-        call("final_answer", {"answer": "Event created."}),
-    ], name=name)
+    return write_script(
+        tmp_path,
+        [
+            call("Calendar__add_calendar_event", EVENT),
+            call("final_answer", {"answer": "Event created."}),
+        ],
+        name=name,
+    )
 
 
-def team(main_model: str, app_model: str, *, apps: Any = ("Calendar",), scaffold: str = "react", app_scaffold: str = "tool_calling",
-         max_steps: int | None = None) -> TeamConfig:
+def team(
+    main_model: str, app_model: str, *, apps: Any = ("Calendar",), scaffold: str = "react", app_scaffold: str = "tool_calling", max_steps: int | None = None
+) -> TeamConfig:
     return TeamConfig(
         name="calendar-team",
         main=AgentConfig(scaffold=scaffold, model=ModelConfig(model=main_model, backoff_seconds=0.0, max_retries=0)),
@@ -100,7 +113,15 @@ def test_an_app_agent_acts_for_the_main_agent_and_the_judge_counts_its_write(tmp
 
     [d] = result.delegations
     assert (d.caller, d.callee, d.app, d.tool, d.task, d.ok, d.answer, d.error) == (
-        "main", "Calendar", "Calendar", "Calendar__expert_agent", TASK, True, "Event created.", None)
+        "main",
+        "Calendar",
+        "Calendar",
+        "Calendar__expert_agent",
+        TASK,
+        True,
+        "Event created.",
+        None,
+    )
     assert (d.steps, d.prompt_tokens, d.completion_tokens) == (2, 2000, 200)
     # The app-agent ran on the simulated clock: two model calls (2.2 s each) and two tool calls (2 s each).
     assert d.duration == pytest.approx(2 * 2.2 + 2 * 2.0) and sub.sim_seconds == pytest.approx(d.duration)
@@ -159,8 +180,11 @@ def test_the_main_agent_sees_the_tools_ares_main_agent_sees(selection, judge_poo
 
 
 def test_named_apps_the_scenario_lacks_are_not_replaced_and_others_are(judge_pool, scenario_path):
-    t = TeamConfig(name="t", main=AgentConfig(scaffold="tool_calling", model=ModelConfig(model="orchestra/oracle")),
-                   app_agents=AppAgentsConfig(apps=["Shopping", "Emails"]))
+    t = TeamConfig(
+        name="t",
+        main=AgentConfig(scaffold="tool_calling", model=ModelConfig(model="orchestra/oracle")),
+        app_agents=AppAgentsConfig(apps=["Shopping", "Emails"]),
+    )
     host = Host.create(entry_points=False)
     with _our_rollout(scenario_path(SCENARIO), t, host, judge_pool) as rollout:
         main = rollout.main
@@ -212,7 +236,9 @@ def test_a_react_app_agent_reads_exactly_what_ares_app_agent_reads(tmp_path, jud
     from are.simulation.apps.agent_user_interface import AUIMessage, Sender
 
     path = scenario_path(SCENARIO)
-    app_script = write_script(tmp_path, [react("Calendar__add_calendar_event", EVENT, USAGE), react("final_answer", {"answer": "Event created."}, USAGE)], "cal.json")
+    app_script = write_script(
+        tmp_path, [react("Calendar__add_calendar_event", EVENT, USAGE), react("final_answer", {"answer": "Event created."}, USAGE)], "cal.json"
+    )
     t = team(f"orchestra/scripted:{main_script(tmp_path, [{'task': TASK}])}", f"orchestra/scripted:{app_script}", app_scaffold="react")
     capture = Capture()
     record = run_team(t, path, judge_pool, Host.create([capture], entry_points=False))
@@ -269,10 +295,14 @@ def test_each_expert_call_is_a_fresh_stateless_app_agent(tmp_path, judge_pool, s
 
 
 def test_the_main_agent_waits_on_the_simulated_clock_while_the_app_agent_works(tmp_path, judge_pool, scenario_path):
-    slow = write_script(tmp_path, [
-        {**call("Calendar__add_calendar_event", EVENT), "usage": {"prompt_tokens": 5000, "completion_tokens": 1000}},  # 20 + 1 = 21 s
-        call("final_answer", {"answer": "Event created."}),                                                             # 2.2 s
-    ], "slow.json")
+    slow = write_script(
+        tmp_path,
+        [
+            {**call("Calendar__add_calendar_event", EVENT), "usage": {"prompt_tokens": 5000, "completion_tokens": 1000}},  # 20 + 1 = 21 s
+            call("final_answer", {"answer": "Event created."}),  # 2.2 s
+        ],
+        "slow.json",
+    )
     t = team(f"orchestra/scripted:{main_script(tmp_path, [{'task': TASK}])}", f"orchestra/scripted:{slow}")
     record = run_team(t, scenario_path(SCENARIO), judge_pool)
     assert record.result is not None and record.result.success
@@ -292,18 +322,30 @@ def test_the_judge_and_the_dense_reward_see_an_app_agents_write_as_the_main_agen
     """The same writes, once by the main agent itself and once through an app-agent, get the same verdict and dense reward."""
     path = scenario_path(SCENARIO)
     dense = SessionConfig(reward_mode="dense")
-    no_email = write_script(tmp_path, [
-        react("Calendar__expert_agent", {"task": TASK}),
-        react("AgentUserInterface__send_message_to_user", {"content": "Done."}),
-    ], "no_email.json")
+    no_email = write_script(
+        tmp_path,
+        [
+            react("Calendar__expert_agent", {"task": TASK}),
+            react("AgentUserInterface__send_message_to_user", {"content": "Done."}),
+        ],
+        "no_email.json",
+    )
     t = team(f"orchestra/scripted:{no_email}", f"orchestra/scripted:{calendar_script(tmp_path)}")
-    team_record = anyio.run(lambda: execute(RolloutSpec(scenario=str(path), team=t, session=dense), host=Host.create(entry_points=False), judge_pool=judge_pool))
-    alone = write_script(tmp_path, [
-        react("Calendar__add_calendar_event", EVENT),
-        react("AgentUserInterface__send_message_to_user", {"content": "Done."}),
-    ], "alone.json")
+    team_record = anyio.run(
+        lambda: execute(RolloutSpec(scenario=str(path), team=t, session=dense), host=Host.create(entry_points=False), judge_pool=judge_pool)
+    )
+    alone = write_script(
+        tmp_path,
+        [
+            react("Calendar__add_calendar_event", EVENT),
+            react("AgentUserInterface__send_message_to_user", {"content": "Done."}),
+        ],
+        "alone.json",
+    )
     agent = AgentConfig(scaffold="react", model=ModelConfig(model=f"orchestra/scripted:{alone}"))
-    alone_record = anyio.run(lambda: execute(RolloutSpec(scenario=str(path), agent=agent, session=dense), host=Host.create(entry_points=False), judge_pool=judge_pool))
+    alone_record = anyio.run(
+        lambda: execute(RolloutSpec(scenario=str(path), agent=agent, session=dense), host=Host.create(entry_points=False), judge_pool=judge_pool)
+    )
     assert team_record.result is not None and alone_record.result is not None
     assert not team_record.result.success and not alone_record.result.success  # the email is missing in both
     assert team_record.result.reward == alone_record.result.reward > 0.0
@@ -318,12 +360,16 @@ def test_the_judge_and_the_dense_reward_see_an_app_agents_write_as_the_main_agen
 
 
 def test_a_bad_task_argument_is_a_failed_call_that_starts_no_agent(tmp_path, judge_pool, scenario_path):
-    script = write_script(tmp_path, [
-        react("Calendar__expert_agent", {}),
-        react("Calendar__expert_agent", {"task": 5}),
-        react("Calendar__expert_agent", {"task": "x", "when": "now"}),
-        react("AgentUserInterface__send_message_to_user", {"content": "Gave up."}),
-    ], "bad.json")
+    script = write_script(
+        tmp_path,
+        [
+            react("Calendar__expert_agent", {}),
+            react("Calendar__expert_agent", {"task": 5}),
+            react("Calendar__expert_agent", {"task": "x", "when": "now"}),
+            react("AgentUserInterface__send_message_to_user", {"content": "Gave up."}),
+        ],
+        "bad.json",
+    )
     t = team(f"orchestra/scripted:{script}", "orchestra/scripted:/no/such/app/script.json")
     capture = Capture()
     record = run_team(t, scenario_path(SCENARIO), judge_pool, Host.create([capture], entry_points=False))
@@ -377,7 +423,9 @@ def test_json_out_files_and_the_result_line_report_agents_and_delegations(tmp_pa
     rec = json.loads(json.dumps(outcome_record(record), default=str))
     assert rec["policy"] == "team:calendar-team"
     assert [(a["name"], a["role"], a["app"], a["model"]) for a in rec["agents"]] == [
-        ("main", "main", None, t.main.model.model), ("Calendar", "sub", "Calendar", f"orchestra/scripted:{tmp_path / 'calendar.json'}")]
+        ("main", "main", None, t.main.model.model),
+        ("Calendar", "sub", "Calendar", f"orchestra/scripted:{tmp_path / 'calendar.json'}"),
+    ]
     [d] = rec["delegations"]
     assert (d["caller"], d["callee"], d["app"], d["task"], d["answer"], d["ok"]) == ("main", "Calendar", "Calendar", TASK, "Event created.", True)
     assert d["duration"] > 0 and d["steps"] == 2

@@ -55,8 +55,10 @@ def test_the_interpreter_is_torn_down_when_the_run_ends(backend, ending, tmp_pat
     host = Host.create([Interrupt()] if ending == "ctrl_c" else [], entry_points=False)
     seen: dict[str, bool] = {}
     before = _guest_threads()
-    spec = RolloutSpec(scenario=str(scenario("starter_search_lookup")),
-                       agent=AgentConfig(scaffold="code", model=ModelConfig(model=f"orchestra/scripted:{script}"), scaffold_options={"sandbox": backend}))
+    spec = RolloutSpec(
+        scenario=str(scenario("starter_search_lookup")),
+        agent=AgentConfig(scaffold="code", model=ModelConfig(model=f"orchestra/scripted:{script}"), scaffold_options={"sandbox": backend}),
+    )
     with Rollout.open(spec, host=host, judge_pool=judge_pool) as rollout:
         assert rollout.main is not None
         scaffold = rollout.main.scaffold

@@ -27,14 +27,15 @@ from orchestra.teams.config import AppAgentsConfig, AppAgentSettings, TeamConfig
 
 ORACLE = ModelConfig(model="orchestra/oracle")
 CALLS = [
-    {"tool": "Emails__send_email", "arguments": {"recipients": ["a@b.c"], "subject": "It's \"done\"", "content": "back\\slash \\\" and 'quotes'"}},
+    {"tool": "Emails__send_email", "arguments": {"recipients": ["a@b.c"], "subject": 'It\'s "done"', "content": "back\\slash \\\" and 'quotes'"}},
     {"tool": "Calendar__delete_calendar_event", "arguments": {"event_id": "abc", "n": 2, "flag": None}},
 ]
 
 
 def team(main: str = "tool_calling", app_agents: str = "tool_calling", **selection: Any) -> TeamConfig:
     return TeamConfig(
-        name="oracle-test", main=AgentConfig(scaffold=main, model=ORACLE),
+        name="oracle-test",
+        main=AgentConfig(scaffold=main, model=ORACLE),
         app_agents=AppAgentsConfig(**(selection or {"proportion": 1.0}), defaults=AppAgentSettings(scaffold=app_agents)),
     )
 
@@ -66,13 +67,13 @@ def test_the_calls_block_survives_are_wrapping_and_are_react_parsing():
 
 
 def test_results_blocks_read_back_and_garbage_is_no_result():
-    results = [{"tool": "Calendar__add_calendar_event", "ok": True, "output": "it's \"x\"", "time": 1.5}]
+    results = [{"tool": "Calendar__add_calendar_event", "ok": True, "output": 'it\'s "x"', "time": 1.5}]
     assert parse_results(f"Done.\n=== RESULTS (JSON, in order) ===\n{dump_block(results)}") == results
     assert parse_results("task completed") == [] and parse_results(None) == []
     with pytest.raises(ValueError, match="no calls block"):
         parse_calls("Please add lunch with Sofia on Saturday.")
     with pytest.raises(ValueError, match="not valid JSON"):
-        parse_calls(f"{CALLS_MARKER}\n[{{\"tool\": ")
+        parse_calls(f'{CALLS_MARKER}\n[{{"tool": ')
 
 
 def test_a_sub_agent_whose_task_lists_no_calls_says_so_and_makes_none(judge_pool):

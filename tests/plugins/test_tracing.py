@@ -32,26 +32,37 @@ def _react(name: str, args: dict[str, Any]) -> dict[str, Any]:
 
 
 def _main_script(tmp_path: Any) -> str:
-    return write_script(tmp_path, [
-        _react(EXPERT, {"task": TASK}),
-        _react("Emails__send_email", {"recipients": ["elena.rossi@example.com"], "subject": "Design review Friday", "content": "11:00 Friday?"}),
-        _react("AgentUserInterface__send_message_to_user", {"content": "Sent."}),
-        _react("AgentUserInterface__send_message_to_user", {"content": "She answered."}),
-    ], name="main.json")
+    return write_script(
+        tmp_path,
+        [
+            _react(EXPERT, {"task": TASK}),
+            _react("Emails__send_email", {"recipients": ["elena.rossi@example.com"], "subject": "Design review Friday", "content": "11:00 Friday?"}),
+            _react("AgentUserInterface__send_message_to_user", {"content": "Sent."}),
+            _react("AgentUserInterface__send_message_to_user", {"content": "She answered."}),
+        ],
+        name="main.json",
+    )
 
 
 def _sub_script(tmp_path: Any, *, bad_call: bool = False) -> str:
     first = {"name": "Contacts__get_contact", "arguments": {"no_such_argument": 1}} if bad_call else {"name": "Contacts__get_contacts", "arguments": {}}
-    return write_script(tmp_path, [
-        {"tool_calls": [{**first, "id": "call_1"}], "usage": USAGE},
-        {"tool_calls": [{"name": "final_answer", "arguments": {"answer": "elena.rossi@example.com"}, "id": "call_2"}], "usage": USAGE},
-    ], name="sub.json")
+    return write_script(
+        tmp_path,
+        [
+            {"tool_calls": [{**first, "id": "call_1"}], "usage": USAGE},
+            {"tool_calls": [{"name": "final_answer", "arguments": {"answer": "elena.rossi@example.com"}, "id": "call_2"}], "usage": USAGE},
+        ],
+        name="sub.json",
+    )
 
 
 def _run_team(
     path: Any, tmp_path: Any, judge_pool: Any, tracing: Tracing | None, *, sub_model: str | None = None, bad_call: bool = False, sub_max_steps: int = 50
 ) -> RolloutRecord:
-    host = Host.create([ContactsExpert(sub_model or f"orchestra/scripted:{_sub_script(tmp_path, bad_call=bad_call)}", name="Contacts_agent", max_steps=sub_max_steps)], entry_points=False)
+    host = Host.create(
+        [ContactsExpert(sub_model or f"orchestra/scripted:{_sub_script(tmp_path, bad_call=bad_call)}", name="Contacts_agent", max_steps=sub_max_steps)],
+        entry_points=False,
+    )
     spec = RolloutSpec(scenario=str(path), agent=AgentConfig(scaffold="react", model=ModelConfig(model=f"orchestra/scripted:{_main_script(tmp_path)}")))
 
     async def go() -> RolloutRecord:
@@ -110,7 +121,8 @@ def test_a_delegation_is_one_trace_workflow_agent_tool_subagent(email_scenario, 
     assert wa["orchestra.sample_index"] == 0 and wa["orchestra.verdict"] is result.success and wa["orchestra.reward"] == result.reward
     (evaluation,) = [e for e in workflow.events if e.name == "gen_ai.evaluation.result"]
     assert dict(evaluation.attributes) == {
-        "gen_ai.evaluation.name": "scripted", "gen_ai.evaluation.score.value": result.reward,
+        "gen_ai.evaluation.name": "scripted",
+        "gen_ai.evaluation.score.value": result.reward,
         "gen_ai.evaluation.score.label": "pass" if result.success else "fail",
     }
     conversation = wa["gen_ai.conversation.id"]
@@ -306,7 +318,9 @@ class ReasoningModel:
 def test_reasoning_tokens_use_the_conventions_attribute(scenario_path, judge_pool):
     exporter = InMemorySpanExporter()
     host = Host.create([ReasoningModel()], entry_points=False)
-    spec = RolloutSpec(scenario=str(scenario_path("starter_search_lookup")), agent=AgentConfig(scaffold="tool_calling", model=ModelConfig(model="orchestra/oracle")))
+    spec = RolloutSpec(
+        scenario=str(scenario_path("starter_search_lookup")), agent=AgentConfig(scaffold="tool_calling", model=ModelConfig(model="orchestra/oracle"))
+    )
     with Tracing(exporter):
         record = anyio.run(lambda: execute(spec, host=host, judge_pool=judge_pool))
     assert record.result is not None
@@ -405,19 +419,35 @@ def test_a_real_team_traces_main_agent_expert_call_and_app_agent(tmp_path, judge
     from orchestra.teams.config import AppAgentsConfig, AppAgentSettings, TeamConfig
 
     monkeypatch.delenv(CAPTURE_CONTENT_ENV, raising=False)
-    event = {"title": "Q4 roadmap review", "start_datetime": "2024-10-17 14:00:00", "end_datetime": "2024-10-17 15:00:00",
-             "location": "Room 4B", "attendees": ["Priya Shah", "Marcus Lee"]}
-    email = {"recipients": ["priya.shah@example.com", "marcus.lee@example.com"], "subject": "Q4 roadmap review scheduled",
-             "content": "Booked for Thursday 14:00-15:00 in Room 4B."}
-    main_model = "orchestra/scripted:" + write_script(tmp_path, [
-        _react("Calendar__expert_agent", {"task": "Add 'Q4 roadmap review' on 2024-10-17 14:00-15:00 in Room 4B with Priya Shah and Marcus Lee."}),
-        _react("Emails__send_email", email),
-        _react("AgentUserInterface__send_message_to_user", {"content": "Done."}),
-    ], name="main.json")
-    app_model = "orchestra/scripted:" + write_script(tmp_path, [
-        {"tool_calls": [{"name": "Calendar__add_calendar_event", "arguments": event}], "usage": USAGE},
-        {"tool_calls": [{"name": "final_answer", "arguments": {"answer": "Event created."}}], "usage": USAGE},
-    ], name="calendar.json")
+    event = {
+        "title": "Q4 roadmap review",
+        "start_datetime": "2024-10-17 14:00:00",
+        "end_datetime": "2024-10-17 15:00:00",
+        "location": "Room 4B",
+        "attendees": ["Priya Shah", "Marcus Lee"],
+    }
+    email = {
+        "recipients": ["priya.shah@example.com", "marcus.lee@example.com"],
+        "subject": "Q4 roadmap review scheduled",
+        "content": "Booked for Thursday 14:00-15:00 in Room 4B.",
+    }
+    main_model = "orchestra/scripted:" + write_script(
+        tmp_path,
+        [
+            _react("Calendar__expert_agent", {"task": "Add 'Q4 roadmap review' on 2024-10-17 14:00-15:00 in Room 4B with Priya Shah and Marcus Lee."}),
+            _react("Emails__send_email", email),
+            _react("AgentUserInterface__send_message_to_user", {"content": "Done."}),
+        ],
+        name="main.json",
+    )
+    app_model = "orchestra/scripted:" + write_script(
+        tmp_path,
+        [
+            {"tool_calls": [{"name": "Calendar__add_calendar_event", "arguments": event}], "usage": USAGE},
+            {"tool_calls": [{"name": "final_answer", "arguments": {"answer": "Event created."}}], "usage": USAGE},
+        ],
+        name="calendar.json",
+    )
     team = TeamConfig(
         name="calendar-team",
         main=AgentConfig(scaffold="react", model=ModelConfig(model=main_model, max_retries=0)),

@@ -11,8 +11,14 @@ from orchestra.sandbox import CellResult, Sandbox, SandboxConfig, SandboxLimits,
 from orchestra.types import ToolArg, ToolSpec
 
 ADD = ToolSpec(
-    name="Calc__add", app_name="Calc", app_class="Calc", method="add", description="Add two integers.",
-    args=(ToolArg("a", int, "int", "first", True), ToolArg("b", int, "int", "second", False, 1)), return_type="int", writes=False,
+    name="Calc__add",
+    app_name="Calc",
+    app_class="Calc",
+    method="add",
+    description="Add two integers.",
+    args=(ToolArg("a", int, "int", "first", True), ToolArg("b", int, "int", "second", False, 1)),
+    return_type="int",
+    writes=False,
 )
 NOW = 1_728_975_600.0
 
@@ -138,10 +144,17 @@ def test_wasm_fuel_is_identical_across_processes(tmp_path):
         "    sb.stop()\n"
         "    return fuels\n"
     )
-    runs = [
-        subprocess.run([sys.executable, "-c", FUEL_SCRIPT], cwd=tmp_path, capture_output=True, text=True, check=True).stdout
-        for _ in range(2)
-    ]
+    runs = [subprocess.run([sys.executable, "-c", FUEL_SCRIPT], cwd=tmp_path, capture_output=True, text=True, check=True).stdout for _ in range(2)]
     first = json.loads(runs[0])
     assert first == json.loads(runs[1])
     assert all(fuel > 0 for fuel, _ in first)
+
+
+def test_time_sleep_is_refused_at_once_and_the_interpreter_lives_on(backend):
+    with make(backend) as sb:
+        run(sb, "x = 41")
+        result, _ = run(sb, "import time\ntime.sleep(60)", step=2)
+        assert result.error is not None and "RuntimeError: time.sleep(60) is not available here" in result.error
+        assert "wait_for_notification" in result.error and "guest" not in result.error  # the model's frames only
+        again, _ = run(sb, "print(x + 1)", step=3)
+        assert again.output.strip() == "42"  # no restart: the variables are still there

@@ -27,8 +27,11 @@ def host():
 
 def app_calls(result):
     """The agent's app calls as ARE logged them: (tool, arguments), in order (waits aside)."""
-    return [(e["tool"], json.dumps(e["args"], sort_keys=True, default=str)) for e in result.event_log
-            if e["type"] == "AGENT" and not e["tool"].endswith("wait_for_notification")]
+    return [
+        (e["tool"], json.dumps(e["args"], sort_keys=True, default=str))
+        for e in result.event_log
+        if e["type"] == "AGENT" and not e["tool"].endswith("wait_for_notification")
+    ]
 
 
 def test_the_prompt_is_ares_code_agent_prompt(host):
@@ -50,8 +53,9 @@ def test_the_prompt_is_ares_code_agent_prompt(host):
     from are.simulation.agents.default_agent.prompts.system_prompt import REACT_LOOP_CODE_SYSTEM_PROMPT, REACT_LOOP_JSON_SYSTEM_PROMPT
 
     # the same prompt as ARE's JSON agent, with the code instructions in place of the JSON ones
-    expected = react.scaffold.messages[0]["content"].replace(REACT_LOOP_JSON_SYSTEM_PROMPT.format(json_agent_hints=""),
-                                                             REACT_LOOP_CODE_SYSTEM_PROMPT.format(code_agent_hints=""))
+    expected = react.scaffold.messages[0]["content"].replace(
+        REACT_LOOP_JSON_SYSTEM_PROMPT.format(json_agent_hints=""), REACT_LOOP_CODE_SYSTEM_PROMPT.format(code_agent_hints="")
+    )
     assert prompt == expected
     assert "Code:\n```py" in prompt and agent_format.are_tool_descriptions(agent.scaffold.are_tools) in prompt
 
@@ -150,8 +154,9 @@ def test_compute_costs_simulated_time(tmp_path, host, judge_pool):
 
     def run(fuel_per_second: float):
         options = {"sandbox": "wasm", "sandbox_limits": {"fuel_per_cell": 2_000_000_000}, "fuel_per_second": fuel_per_second}
-        return run_agent_on(scenario("starter_search_lookup"), model=f"orchestra/scripted:{script}", scaffold="code", host=host,
-                            judge_pool=judge_pool, scaffold_options=options)
+        return run_agent_on(
+            scenario("starter_search_lookup"), model=f"orchestra/scripted:{script}", scaffold="code", host=host, judge_pool=judge_pool, scaffold_options=options
+        )
 
     slow, fast = run(1e9), run(1e15)  # the same blocks; compute all but free in the second
     assert slow.error is None and slow.turns_completed == 1 and fast.turns_completed == 1
@@ -177,8 +182,7 @@ def test_same_code_same_log_and_times_across_processes(tmp_path):
         "AgentUserInterface__send_message_to_user(content=f'checked at {time.time()}')"
     )
     script = write_script(tmp_path, [{"text": f"Thought: t\nCode:\n```py\n{code}\n```<end_action>"}])
-    runs = [subprocess.run([sys.executable, "-c", DETERMINISM, script], capture_output=True, text=True, check=True).stdout.splitlines()[-1]
-            for _ in range(2)]
+    runs = [subprocess.run([sys.executable, "-c", DETERMINISM, script], capture_output=True, text=True, check=True).stdout.splitlines()[-1] for _ in range(2)]
     assert runs[0] == runs[1]
     sha, sim, _ = json.loads(runs[0])
     assert sim > 3.0  # idle 1 s + 2 calls x 2 s + compute (not a round number: fuel was charged)

@@ -79,5 +79,7 @@ def test_user_messages_together_make_one_task_and_a_later_one_arrives_as_an_upda
     assert task.startswith("[TASK]: \nReceived at: 2024-10-15 07:00:01\nSender: User\nMessage: What is Tom Becker's phone number?\n")
     assert "\nReceived at: 2024-10-15 07:00:01\nSender: User\nMessage: Also, what is Marcus Lee's job?" in task
     assert sum(u.startswith("[TASK]") for u in users) == 1
-    updates = [u for u in users if u.startswith("User messages updates:\n***\nReceived at: 2024-10-15 07:00:04\nSender: User\nMessage: And his email address, please.")]
+    updates = [
+        u for u in users if u.startswith("User messages updates:\n***\nReceived at: 2024-10-15 07:00:04\nSender: User\nMessage: And his email address, please.")
+    ]
     assert len(updates) == 1 and agent.runs == 1 and result.turns_completed == 1

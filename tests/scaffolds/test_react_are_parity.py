@@ -75,13 +75,20 @@ def test_system_prompt_is_ares_own(scenario_path, judge_pool, host):
 
 def test_request_sends_no_temperature_or_stop_and_output_is_cut_client_side(scenario_path, tmp_path, host, judge_pool):
     requests: list = []
-    entries = [{"text": 'Thought: done.\nAction:\n{"action": "AgentUserInterface__send_message_to_user", "action_input": {"content": "ok"}}<end_action>\nObservation: invented'}]
+    entries = [
+        {
+            "text": 'Thought: done.\nAction:\n{"action": "AgentUserInterface__send_message_to_user", "action_input": {"content": "ok"}}<end_action>\nObservation: invented'
+        }
+    ]
     _, scaffold, result = _run(scenario_path("starter_search_lookup"), entries, tmp_path, host, judge_pool, requests=requests)
     assert requests[0].stop is None and requests[0].temperature is None
     from orchestra.models import ModelConfig
 
     assert ModelConfig(model="x").temperature is None
-    assert scaffold.messages[-2] == {"role": "assistant", "content": 'Thought: done.\nAction:\n{"action": "AgentUserInterface__send_message_to_user", "action_input": {"content": "ok"}}\n'}
+    assert scaffold.messages[-2] == {
+        "role": "assistant",
+        "content": 'Thought: done.\nAction:\n{"action": "AgentUserInterface__send_message_to_user", "action_input": {"content": "ok"}}\n',
+    }
     assert scaffold.messages[-1]["content"] == "[OUTPUT OF STEP 1] Observation:\n***\nNone\n***\n"
     assert result.turns_completed == 1
 
@@ -101,10 +108,16 @@ def test_bare_json_is_a_format_error_retried_inside_the_iteration(scenario_path,
     assert agent.steps == 1  # three outputs, one iteration
     assert [e["tool"] for e in result.event_log if e["type"] == "AGENT"] == [SEND_TO_USER_TOOL]  # the bare blob never ran
     users = [m["content"] for m in scaffold.messages if m["role"] == "user"]
-    assert users[-3] == "[OUTPUT OF STEP 1] ERROR:\n***\nError: InvalidActionAgentError\nException: The LLM output was not formatted correctly: Let me think.\nCategory: AgentError" + RETRY
+    assert (
+        users[-3]
+        == "[OUTPUT OF STEP 1] ERROR:\n***\nError: InvalidActionAgentError\nException: The LLM output was not formatted correctly: Let me think.\nCategory: AgentError"
+        + RETRY
+    )
     assert users[-2].startswith("[OUTPUT OF STEP 2] ERROR:\n***\nError: InvalidActionAgentError\nException: The LLM output was not formatted correctly: {")
     assert users[-1] == "[OUTPUT OF STEP 3] Observation:\n***\nNone\n***\n"
-    assert [m["content"] for m in scaffold.messages if m["role"] == "assistant"] == ['Thought: ok\nAction:\n{"action": "AgentUserInterface__send_message_to_user", "action_input": {"content": "done"}}\n']
+    assert [m["content"] for m in scaffold.messages if m["role"] == "assistant"] == [
+        'Thought: ok\nAction:\n{"action": "AgentUserInterface__send_message_to_user", "action_input": {"content": "done"}}\n'
+    ]
 
 
 def test_a_failed_send_message_to_user_still_ends_the_turn(scenario_path, tmp_path, host, judge_pool):
@@ -129,7 +142,16 @@ def test_a_failed_wait_still_pauses(scenario_path, tmp_path, host, judge_pool):
 def test_max_iterations_answers_through_the_real_tool_and_later_turns_are_auto_answered(scenario_path, tmp_path, host, judge_pool):
     """ARE's budget is per scenario: turn 1 spends it, turn 2 is answered at once."""
     entries = [
-        _react("Calendar__add_calendar_event", {"title": "Lunch with Sofia", "start_datetime": "2024-10-19 12:30:00", "end_datetime": "2024-10-19 13:30:00", "location": "Cafe Lumiere", "attendees": ["Sofia Alvarez"]}),
+        _react(
+            "Calendar__add_calendar_event",
+            {
+                "title": "Lunch with Sofia",
+                "start_datetime": "2024-10-19 12:30:00",
+                "end_datetime": "2024-10-19 13:30:00",
+                "location": "Cafe Lumiere",
+                "attendees": ["Sofia Alvarez"],
+            },
+        ),
         _react(SEND_TO_USER_TOOL, {"content": "Added."}),
     ]
     agent, _, result = _run(scenario_path("starter_multiturn_followup"), entries, tmp_path, host, judge_pool, max_steps=2)

@@ -37,7 +37,10 @@ def _react(name, args):
 
 
 WRONG_WRITE = [
-    ("Calendar__add_calendar_event", {"title": "Roadmap review", "start_datetime": "2024-10-18 14:00:00", "end_datetime": "2024-10-18 15:00:00", "attendees": ["Priya Shah", "Marcus Lee"]}),
+    (
+        "Calendar__add_calendar_event",
+        {"title": "Roadmap review", "start_datetime": "2024-10-18 14:00:00", "end_datetime": "2024-10-18 15:00:00", "attendees": ["Priya Shah", "Marcus Lee"]},
+    ),
     ("Emails__send_email", {"recipients": ["priya.shah@example.com", "marcus.lee@example.com"], "subject": "Roadmap review", "content": "See you there."}),
     ("AgentUserInterface__send_message_to_user", {"content": "Done."}),
 ]
@@ -46,8 +49,13 @@ WRONG_WRITE = [
 @pytest.mark.parametrize("scaffold", SCAFFOLDS)
 def test_scripted_wrong_write_scores_zero(scaffold, tmp_path, host, judge_pool, scenario_path):
     entries = [_react(n, a) if scaffold == "react" else _calls((n, a)) for n, a in WRONG_WRITE]
-    result = run_agent_on(scenario_path("starter_execution_calendar"), model=f"orchestra/scripted:{write_script(tmp_path, entries)}",
-                          scaffold=scaffold, host=host, judge_pool=judge_pool)
+    result = run_agent_on(
+        scenario_path("starter_execution_calendar"),
+        model=f"orchestra/scripted:{write_script(tmp_path, entries)}",
+        scaffold=scaffold,
+        host=host,
+        judge_pool=judge_pool,
+    )
     assert result.error is None
     assert result.turns_completed == 1
     assert result.success is False and result.reward == 0.0
@@ -76,8 +84,14 @@ def test_garbage_gets_observations_until_the_step_budget(scaffold, tmp_path, hos
     """The first reply has no action at all: asked again inside the same iteration (ARE's format
     retry), so four replies make three iterations; then the budget answers the user."""
     entries = GARBAGE[scaffold]
-    result = run_agent_on(scenario_path("starter_execution_calendar"), model=f"orchestra/scripted:{write_script(tmp_path, entries)}",
-                          scaffold=scaffold, host=host, judge_pool=judge_pool, max_steps=3)
+    result = run_agent_on(
+        scenario_path("starter_execution_calendar"),
+        model=f"orchestra/scripted:{write_script(tmp_path, entries)}",
+        scaffold=scaffold,
+        host=host,
+        judge_pool=judge_pool,
+        max_steps=3,
+    )
     assert result.error is None
     assert result.steps == 3
     assert result.stop_reason == "step_budget"
@@ -103,12 +117,19 @@ def test_garbage_observations_say_what_was_wrong(scenario_path, judge_pool, host
     users = [m["content"] for m in scaffold.messages if m["role"] == "user"]
     errors = [m for m in users if "] ERROR:" in m]
     assert len(errors) == 4
-    assert errors[0].startswith("[OUTPUT OF STEP 1] ERROR:\n***\nError: InvalidActionAgentError\nException: The LLM output was not formatted correctly: I think")
+    assert errors[0].startswith(
+        "[OUTPUT OF STEP 1] ERROR:\n***\nError: InvalidActionAgentError\nException: The LLM output was not formatted correctly: I think"
+    )
     assert errors[1].startswith("[OUTPUT OF STEP 2] ERROR:\n***\nError: JsonParsingAgentError\nException: Could not parse the given action:")
     assert "Error: UnavailableToolAgentError\nException: Error: unknown tool Calendar__teleport, should be instead one of ['" in errors[2]
     assert "Error: JsonExecutionAgentError\nException: Error in tool call execution: " in errors[3]
     assert "As a reminder, this tool's description is the following:\n\n- Calendar__get_calendar_event: Acts on app Calendar:" in errors[3]
-    assert all(e.endswith("\nCategory: AgentError\n***\n\nNow let's retry: take care not to repeat previous errors! If you have retried several times, try a completely different approach.\n") for e in errors)
+    assert all(
+        e.endswith(
+            "\nCategory: AgentError\n***\n\nNow let's retry: take care not to repeat previous errors! If you have retried several times, try a completely different approach.\n"
+        )
+        for e in errors
+    )
     # the rejected reply never became an assistant message; the others did, as ARE stores them
     assistants = [m["content"] for m in scaffold.messages if m["role"] == "assistant"]
     assert len(assistants) == 3 and not any(a.startswith("I think") for a in assistants)
@@ -122,8 +143,13 @@ def test_parallel_batch_is_charged_per_call(tmp_path, host, judge_pool, scenario
         {**_calls(("Contacts__get_contacts", {}), ("Calendar__get_all_tags", {})), "usage": usage},
         {**_calls(("AgentUserInterface__send_message_to_user", {"content": "ok"})), "usage": usage},
     ]
-    result = run_agent_on(scenario_path("starter_search_lookup"), model=f"orchestra/scripted:{write_script(tmp_path, entries)}",
-                          scaffold="parallel_tools", host=host, judge_pool=judge_pool)
+    result = run_agent_on(
+        scenario_path("starter_search_lookup"),
+        model=f"orchestra/scripted:{write_script(tmp_path, entries)}",
+        scaffold="parallel_tools",
+        host=host,
+        judge_pool=judge_pool,
+    )
     # idle until the task at +1 s, then (3 s + 2 x 2 s) + (3 s + 2 s)
     assert result.sim_seconds == pytest.approx(1.0 + 7.0 + 5.0)
     assert result.n_tool_calls == 3

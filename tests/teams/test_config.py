@@ -104,7 +104,13 @@ def test_app_agent_settings_fall_back_override_then_defaults_then_main():
         overrides={"Calendar": {"model": {"model": "openai/cal", "endpoint": "http://h/v1"}, "scaffold_options": {"constrained": True}}},
     )
     cal, mail = t.app_agent("Calendar"), t.app_agent("Emails")
-    assert (cal.scaffold, cal.model.model, cal.model.endpoint, cal.max_steps, cal.scaffold_options) == ("tool_calling", "openai/cal", "http://h/v1", 20, {"constrained": True})
+    assert (cal.scaffold, cal.model.model, cal.model.endpoint, cal.max_steps, cal.scaffold_options) == (
+        "tool_calling",
+        "openai/cal",
+        "http://h/v1",
+        20,
+        {"constrained": True},
+    )
     assert (mail.scaffold, mail.model.model, mail.max_steps, mail.scaffold_options) == ("tool_calling", "openai/main", 20, {})
     bare = team(apps="all").app_agent("Emails")
     assert (bare.scaffold, bare.model.model, bare.max_steps) == ("react", "openai/main", 50)  # ARE's app-agent budget

@@ -80,8 +80,7 @@ def test_a_valid_file_loads_with_its_fallbacks(write, host):
         pytest.param("name: x\nmain:\n  model:\n", ":3: main.model: missing: every agent needs a model", id="model-null"),
         pytest.param(
             "name: x\nmain: orchestra/oracle\n",
-            ":2: main: expected a mapping (keys: scaffold, model, max_steps, scaffold_options), got 'orchestra/oracle'; "
-            "e.g. main: {model: orchestra/oracle}",
+            ":2: main: expected a mapping (keys: scaffold, model, max_steps, scaffold_options), got 'orchestra/oracle'; e.g. main: {model: orchestra/oracle}",
             id="main-as-a-model-string",
         ),
         pytest.param(
@@ -116,14 +115,18 @@ def test_a_valid_file_loads_with_its_fallbacks(write, host):
             id="model-setting-misplaced",
         ),
         pytest.param("name: x\nmain:\n  scaffold: react\n", ":2: main.model: missing: every agent needs a model (a litellm model string", id="missing-model"),
-        pytest.param("name: x\nmain:\n  model: {endpoint: http://h/v1}\n", ":3: main.model.model: missing: every agent needs a model", id="missing-model-in-mapping"),
+        pytest.param(
+            "name: x\nmain:\n  model: {endpoint: http://h/v1}\n", ":3: main.model.model: missing: every agent needs a model", id="missing-model-in-mapping"
+        ),
         pytest.param("main: {model: m}\n", ":1: name: missing (required)", id="missing-name"),
         pytest.param(
             "name: x\nmain: {model: m}\napp_agents:\n  proportion: 1.5\n",
             ":4: app_agents.proportion: must be between 0 and 1 (the share of candidate apps served by app-agents), got 1.5",
             id="proportion-above-1",
         ),
-        pytest.param("name: x\nmain: {model: m}\napp_agents:\n  proportion: -0.1\n", ":4: app_agents.proportion: must be between 0 and 1", id="proportion-negative"),
+        pytest.param(
+            "name: x\nmain: {model: m}\napp_agents:\n  proportion: -0.1\n", ":4: app_agents.proportion: must be between 0 and 1", id="proportion-negative"
+        ),
         pytest.param(
             "name: x\nmain: {model: m}\napp_agents:\n  apps: all\n  proportion: 0.5\n",
             ":3: app_agents: give either 'apps' (names or 'all') or 'proportion', not both",
@@ -134,7 +137,9 @@ def test_a_valid_file_loads_with_its_fallbacks(write, host):
             ":3: app_agents: say which apps become app-agents: 'apps' (names or 'all') or 'proportion'",
             id="neither-apps-nor-proportion",
         ),
-        pytest.param("name: x\nmain: {model: m}\napp_agents: {apps: al}\n", ":3: app_agents.apps: expected 'all' or a list of app names, got 'al'", id="apps-not-all"),
+        pytest.param(
+            "name: x\nmain: {model: m}\napp_agents: {apps: al}\n", ":3: app_agents.apps: expected 'all' or a list of app names, got 'al'", id="apps-not-all"
+        ),
         pytest.param(
             "name: x\nmain: {model: m}\napp_agents:\n  apps: [Calendar, SystemApp]\n",
             ":4:20: app_agents.apps[1]: SystemApp cannot be an app-agent (ARE never replaces InternalContacts, AgentUserInterface, SystemApp)",
@@ -170,7 +175,8 @@ def test_each_invalid_file_gives_one_located_error(write, host, text, expected):
 
 
 def test_unknown_scaffolds_are_reported_for_main_defaults_and_overrides(write, host):
-    found = problems(write("""
+    found = problems(
+        write("""
         name: x
         main:
           scaffold: reactt
@@ -182,7 +188,9 @@ def test_unknown_scaffolds_are_reported_for_main_defaults_and_overrides(write, h
           overrides:
             CalendarApp:
               scaffold: reactt
-        """), host)
+        """),
+        host,
+    )
     registered = "(registered: code, parallel_tools, react, tool_calling)"
     assert found == [
         f":3: main.scaffold: unknown scaffold 'reactt' {registered}",
@@ -192,7 +200,8 @@ def test_unknown_scaffolds_are_reported_for_main_defaults_and_overrides(write, h
 
 
 def test_unknown_app_names_are_checked_against_the_apps_are_knows(write, host):
-    found = problems(write("""
+    found = problems(
+        write("""
         name: x
         main: {model: m}
         app_agents:
@@ -202,7 +211,9 @@ def test_unknown_app_names_are_checked_against_the_apps_are_knows(write, host):
             Calender: {scaffold: react}
             Chats: {scaffold: react}
             SystemApp: {scaffold: react}
-        """), host)
+        """),
+        host,
+    )
     assert found[0].startswith(":4:20: app_agents.apps[1]: unknown app 'Emailz'; did you mean 'Emails'? (apps ARE knows: ")
     # ARE's class names and the instance names Gaia2 scenarios use are both known
     for name in ("CalendarApp", "Calendar", "EmailClientV2", "Emails", "Chats", "Messages", "RentAFlat", "Cabs"):
@@ -233,7 +244,7 @@ def test_a_plugin_that_raises_on_import(write, host, tmp_path, monkeypatch):
     assert found == [":3:11: plugins[0]: cannot import plugin 'broken_team_plugin': RuntimeError: boom"]
 
 
-PLUGIN = '''
+PLUGIN = """
 from orchestra.hookspecs import hookimpl
 
 
@@ -242,7 +253,7 @@ def register_scaffolds(register):
     from orchestra.scaffolds.react import ReactScaffold
 
     register("team_test_scaffold", ReactScaffold)
-'''
+"""
 
 
 def test_a_scaffold_registered_by_the_teams_own_plugin_is_known(write, tmp_path, monkeypatch):
@@ -295,7 +306,8 @@ def test_a_missing_file_names_the_shipped_teams(tmp_path):
 def test_secrets_stay_references_and_unset_ones_are_listed(write, host, monkeypatch):
     monkeypatch.setenv("TEAM_TEST_KEY", "sk-value-never-shown")
     monkeypatch.delenv("TEAM_TEST_UNSET", raising=False)
-    team = read_team(write("""
+    team = read_team(
+        write("""
         name: x
         main:
           model:
@@ -307,7 +319,9 @@ def test_secrets_stay_references_and_unset_ones_are_listed(write, host, monkeypa
             model:
               model: openai/local
               endpoint: http://${TEAM_TEST_UNSET}:8000/v1
-        """), host=lambda plugins: host)
+        """),
+        host=lambda plugins: host,
+    )
     assert team.config.main.model.api_key == "${TEAM_TEST_KEY}"
     assert "sk-value-never-shown" not in team.config.model_dump_json() + redacted(team.config)
     assert [(s.var, s.path, s.line, s.is_set) for s in team.secrets] == [
@@ -371,12 +385,15 @@ def test_the_llm_judges_key_is_a_reference_too(write, host, monkeypatch):
     from orchestra.teams.loading import with_judge_key
 
     monkeypatch.delenv("TEAM_JUDGE_KEY", raising=False)
-    team = read_team(write("""
+    team = read_team(
+        write("""
         name: x
         main: {model: orchestra/oracle}
         session:
           judge: {mode: llm, model: openai/gpt-4o-mini, api_key: "${TEAM_JUDGE_KEY}"}
-        """), host=lambda plugins: host)
+        """),
+        host=lambda plugins: host,
+    )
     with pytest.raises(TeamError, match=r"team\.yaml:4: session\.judge\.api_key: environment variable TEAM_JUDGE_KEY is not set"):
         team.require_secrets(team.config)
     monkeypatch.setenv("TEAM_JUDGE_KEY", "sk-judge-secret")
@@ -386,14 +403,17 @@ def test_the_llm_judges_key_is_a_reference_too(write, host, monkeypatch):
 
 
 def test_an_are_class_name_where_scenarios_use_another_name_is_a_warning(write, host):
-    team = read_team(write("""
+    team = read_team(
+        write("""
         name: x
         main: {model: m}
         app_agents:
           apps: [CalendarApp, Emails, MessagingAppV2]
           overrides:
             CalendarApp: {scaffold: react}
-        """), host=lambda plugins: host)
+        """),
+        host=lambda plugins: host,
+    )
     assert [w.removeprefix(str(team.path)) for w in team.warnings] == [
         ":4:10: app_agents.apps[0]: 'CalendarApp' is ARE's class name; Gaia2 scenarios name this app 'Calendar' "
         "(app names are matched against each scenario's app names, as in its tool names)",

@@ -33,10 +33,10 @@ TEAMS = ("all_app_agents", "heterogeneous")
 #: Delegation chains (several actions of one app at once, several apps in one turn), ids created
 #: by an app-agent and used in a later delegation, environment-started turns, time-checked actions.
 CHOSEN = (
-    "starter_multiturn_followup",          # Calendar id created in turn 1, deleted in turn 2
-    "univ_02_mt_adapt_one_on_one_slot",    # three actions on two apps due 5 s after an env event
-    "univ_05_mt_exec_order_cancel",        # Shopping order id (uuid minted in the app) cancelled later
-    "univ_02_exec_group_chat",             # group conversation id used by the next call
+    "starter_multiturn_followup",  # Calendar id created in turn 1, deleted in turn 2
+    "univ_02_mt_adapt_one_on_one_slot",  # three actions on two apps due 5 s after an env event
+    "univ_05_mt_exec_order_cancel",  # Shopping order id (uuid minted in the app) cancelled later
+    "univ_02_exec_group_chat",  # group conversation id used by the next call
     "univ_05_time_reply_within_deadline",  # a time comparator
 )
 

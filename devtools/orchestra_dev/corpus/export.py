@@ -70,8 +70,7 @@ class Flow:
         from are.simulation.types import EventType
 
         aui = self.app("AgentUserInterface")
-        return self._add(aui.send_message_to_agent(content=content).with_type(EventType.USER).with_id(eid)
-                         .depends_on(parent, delay_seconds=delay))
+        return self._add(aui.send_message_to_agent(content=content).with_type(EventType.USER).with_id(eid).depends_on(parent, delay_seconds=delay))
 
     def oracle(self, eid: str, call: Any, parents: Any, delay: float = 1, less_than: bool = False) -> Any:
         """An expected agent action, ``delay`` seconds after its latest parent."""
@@ -172,8 +171,9 @@ def canonical_files(state: dict[str, Any]) -> dict[str, Any]:
     return {"files": node(state["files"])}
 
 
-def export_scenario(universe: Universe, scenario_id: str, capability: str, template: Callable[[Flow, Universe], None],
-                    augmentation: dict[str, Any]) -> dict[str, Any]:
+def export_scenario(
+    universe: Universe, scenario_id: str, capability: str, template: Callable[[Flow, Universe], None], augmentation: dict[str, Any]
+) -> dict[str, Any]:
     from are.simulation.data_handler.exporter import JsonScenarioExporter
     from are.simulation.environment import Environment, EnvironmentConfig
     from are.simulation.types import CapabilityTag

@@ -114,12 +114,40 @@ class Scale:
     songs: int
 
 
-LARGE = Scale(bulk_contacts=140, inbox=640, sent=140, paragraphs=(3, 6), bulk_conversations=46,
-              messages_per_conversation=(24, 70), bulk_chats=12, calendar_events=360, products=300, orders=70,
-              rides=200, apartments=280, photos=700, work_docs=260, songs=220)
-SMALL = Scale(bulk_contacts=30, inbox=70, sent=16, paragraphs=(2, 3), bulk_conversations=8,
-              messages_per_conversation=(6, 16), bulk_chats=3, calendar_events=70, products=50, orders=12,
-              rides=36, apartments=50, photos=60, work_docs=30, songs=20)
+LARGE = Scale(
+    bulk_contacts=140,
+    inbox=640,
+    sent=140,
+    paragraphs=(3, 6),
+    bulk_conversations=46,
+    messages_per_conversation=(24, 70),
+    bulk_chats=12,
+    calendar_events=360,
+    products=300,
+    orders=70,
+    rides=200,
+    apartments=280,
+    photos=700,
+    work_docs=260,
+    songs=220,
+)
+SMALL = Scale(
+    bulk_contacts=30,
+    inbox=70,
+    sent=16,
+    paragraphs=(2, 3),
+    bulk_conversations=8,
+    messages_per_conversation=(6, 16),
+    bulk_chats=3,
+    calendar_events=70,
+    products=50,
+    orders=12,
+    rides=36,
+    apartments=50,
+    photos=60,
+    work_docs=30,
+    songs=20,
+)
 
 
 @dataclass
@@ -280,13 +308,24 @@ class Universe:
         others = [p for k, p in self.people.items() if k != "user"] or [None]
         other = rng.choice(others)
         slots = {
-            "bs": self.words.bs(), "catch": self.words.catch_phrase().lower(), "company": self.fake.company(),
-            "name": other.first if other else self.words.first_name(), "weekday": rng.choice(T.DAYS[:5]),
-            "month": self._month(), "pct": rng.randint(3, 42), "time": f"{rng.randint(9, 17)}:{rng.choice(('00', '15', '30', '45'))}",
-            "amount": money(rng.randrange(500, 90000, 50), self.spec.currency), "city": rng.choice(self.other_cities),
-            "author": self.words.name(), "activity": rng.choice(T.ACTIVITIES), "food": rng.choice(T.FOOD_DISHES),
-            "place": f"{self.fake.last_name()}'s", "relative": rng.choice(T.RELATIVES), "flower": rng.choice(T.FLOWERS),
-            "pet": rng.choice(T.PETS), "category": rng.choice(T.PRODUCT_TYPES)[1].lower(),
+            "bs": self.words.bs(),
+            "catch": self.words.catch_phrase().lower(),
+            "company": self.fake.company(),
+            "name": other.first if other else self.words.first_name(),
+            "weekday": rng.choice(T.DAYS[:5]),
+            "month": self._month(),
+            "pct": rng.randint(3, 42),
+            "time": f"{rng.randint(9, 17)}:{rng.choice(('00', '15', '30', '45'))}",
+            "amount": money(rng.randrange(500, 90000, 50), self.spec.currency),
+            "city": rng.choice(self.other_cities),
+            "author": self.words.name(),
+            "activity": rng.choice(T.ACTIVITIES),
+            "food": rng.choice(T.FOOD_DISHES),
+            "place": f"{self.fake.last_name()}'s",
+            "relative": rng.choice(T.RELATIVES),
+            "flower": rng.choice(T.FLOWERS),
+            "pet": rng.choice(T.PETS),
+            "category": rng.choice(T.PRODUCT_TYPES)[1].lower(),
             "product": rng.choice(T.PRODUCT_TYPES)[0].lower(),
         }
         return frame.format(**slots)
@@ -323,10 +362,23 @@ class Universe:
         self.project = self.fake.last_name().capitalize()  # project codename
         self.topics = [self.words.bs() for _ in range(40)]
 
-    def _person(self, key: str, relation: str, *, gender: str | None = None, first: str | None = None,
-                last: str | None = None, unique_first: bool = True, work: bool = False, age: tuple[int, int] = (24, 58),
-                job: str | None = None, company: str | None = None, domain: str | None = None,
-                city: str | None = None, status: str = "Employed") -> Person:
+    def _person(
+        self,
+        key: str,
+        relation: str,
+        *,
+        gender: str | None = None,
+        first: str | None = None,
+        last: str | None = None,
+        unique_first: bool = True,
+        work: bool = False,
+        age: tuple[int, int] = (24, 58),
+        job: str | None = None,
+        company: str | None = None,
+        domain: str | None = None,
+        city: str | None = None,
+        status: str = "Employed",
+    ) -> Person:
         gender = gender or self.rng.choice(("Female", "Male"))
         f, ln = self._name(gender, unique_first=unique_first, first=first, last=last)
         company = company or (self.employer if work else self.fake.company())
@@ -349,15 +401,17 @@ class Universe:
             relation=relation,
         )
         p.address = self._home_address(p.city)
-        p.description = (f"{p.first} is the user's {relation}. Works as {p.job[0].lower() + p.job[1:]} at {p.company}"
-                         f" and lives in {p.city}." if status == "Employed" else f"{p.first} is the user's {relation}. Lives in {p.city}.")
+        p.description = (
+            f"{p.first} is the user's {relation}. Works as {p.job[0].lower() + p.job[1:]} at {p.company} and lives in {p.city}."
+            if status == "Employed"
+            else f"{p.first} is the user's {relation}. Lives in {p.city}."
+        )
         self.people[key] = p
         return p
 
     def _persona_and_people(self) -> None:
         gender = self.rng.choice(("Female", "Male"))
-        user = self._person("user", "self", gender=gender, age=(31, 44), company=self.employer,
-                            domain=self.fake.free_email_domain(), city=self.city)
+        user = self._person("user", "self", gender=gender, age=(31, 44), company=self.employer, domain=self.fake.free_email_domain(), city=self.city)
         user.address = self._home_address(self.city)
         user.description = f"{user.full}, {user.job} at {self.employer}. Lives in {self.city}."
         self.user = user
@@ -366,8 +420,7 @@ class Universe:
         R["partner"] = self._person("partner", "partner", gender=partner_gender, age=(30, 46), city=self.city)
         R["partner"].address = user.address
         R["sibling"] = self._person("sibling", "sibling", last=user.last, age=(26, 48))
-        R["mother"] = self._person("mother", "mother", gender="Female", last=user.last, age=(62, 78),
-                                   job="Retired teacher", status="Retired")
+        R["mother"] = self._person("mother", "mother", gender="Female", last=user.last, age=(62, 78), job="Retired teacher", status="Retired")
         R["best_friend"] = self._person("best_friend", "close friend", city=self.city)
         R["friend2"] = self._person("friend2", "friend", city=self.city)
         R["friend3"] = self._person("friend3", "friend", city=self.city)
@@ -375,8 +428,9 @@ class Universe:
         for i in range(1, 5):
             R[f"coworker{i}"] = self._person(f"coworker{i}", "coworker", work=True)
         R["namesake_work"] = self._person("namesake_work", "coworker", work=True)
-        R["namesake_friend"] = self._person("namesake_friend", "friend", gender=R["namesake_work"].gender,
-                                            first=R["namesake_work"].first, unique_first=False, city=self.city)
+        R["namesake_friend"] = self._person(
+            "namesake_friend", "friend", gender=R["namesake_work"].gender, first=R["namesake_work"].first, unique_first=False, city=self.city
+        )
         firm = self.fake.company()
         firm_domain = f"{slug(firm.split()[0].rstrip(','))}-accounting.{self.spec.tld}"
         R["accountant"] = self._person("accountant", "accountant", job="Accountant", company=firm, domain=firm_domain, age=(40, 64))
@@ -388,8 +442,13 @@ class Universe:
         # someone the user meets in a scenario: not a contact yet
         g = self.rng.choice(("Female", "Male"))
         nf, nl = self._name(g)
-        self.facts["newcomer"] = {"first": nf, "last": nl, "job": self.rng.choice(("Plumber", "Electrician", "Piano teacher", "Personal trainer")),
-                                  "email": self._email(nf, nl), "phone": self._phone()}
+        self.facts["newcomer"] = {
+            "first": nf,
+            "last": nl,
+            "job": self.rng.choice(("Plumber", "Electrician", "Piano teacher", "Personal trainer")),
+            "email": self._email(nf, nl),
+            "phone": self._phone(),
+        }
         self.facts["moved_to"] = self.rng.choice(self.other_cities)
         self.facts["new_phone"] = self._phone()
 
@@ -407,14 +466,27 @@ class Universe:
 
         app = ContactsApp(name="Contacts")
         for key, p in self.people.items():
-            app.add_contacts([
-                Contact(
-                    first_name=p.first, last_name=p.last, contact_id=p.contact_id, is_user=key == "user",
-                    gender=p.gender, age=p.age, nationality=p.nationality, city_living=p.city, country=p.country,
-                    status=p.status, job=p.job, description=p.description, phone=p.phone, email=p.email,
-                    address=p.address,
-                )
-            ])
+            app.add_contacts(
+                [
+                    Contact(
+                        first_name=p.first,
+                        last_name=p.last,
+                        contact_id=p.contact_id,
+                        is_user=key == "user",
+                        gender=p.gender,
+                        age=p.age,
+                        nationality=p.nationality,
+                        city_living=p.city,
+                        country=p.country,
+                        status=p.status,
+                        job=p.job,
+                        description=p.description,
+                        phone=p.phone,
+                        email=p.email,
+                        address=p.address,
+                    )
+                ]
+            )
         self.contacts_app = app
 
     # -----------------------------------------------------------------------------------------
@@ -424,8 +496,9 @@ class Universe:
     def _brand(self) -> str:
         return self.fake.last_name().capitalize()
 
-    def _product(self, label: str, name: str, options: dict[str, tuple[str, ...]], price: tuple[float, float],
-                 *, max_variants: int = 4, unavailable: bool = True):
+    def _product(
+        self, label: str, name: str, options: dict[str, tuple[str, ...]], price: tuple[float, float], *, max_variants: int = 4, unavailable: bool = True
+    ):
         from are.simulation.apps.shopping import Item, Product
 
         product = Product(name=name, product_id=hid(self.spec.uid, "product", label))
@@ -435,8 +508,12 @@ class Universe:
         self.rng.shuffle(combos)
         base = self.rng.uniform(*price)
         for i, combo in enumerate(combos[:max_variants]):
-            item = Item(price=round(base * self.rng.uniform(0.9, 1.25), 2), available=not (unavailable and self.rng.random() < 0.12),
-                        item_id=hid(self.spec.uid, "item", label, i), options=combo)
+            item = Item(
+                price=round(base * self.rng.uniform(0.9, 1.25), 2),
+                available=not (unavailable and self.rng.random() < 0.12),
+                item_id=hid(self.spec.uid, "item", label, i),
+                options=combo,
+            )
             product.variants[item.item_id] = item
         return product
 
@@ -464,21 +541,33 @@ class Universe:
 
         # planted products
         b = [self._brand() for _ in range(8)]
-        scarf = add(self._planted_product("scarf", f"{b[0]} Merino Wool Scarf", [
-            ({"Color": "Navy"}, 39.0), ({"Color": "Burgundy"}, 39.0), ({"Color": "Charcoal"}, 42.0)]))
-        hoodie = add(self._planted_product("hoodie", f"{b[1]} Organic Cotton Hoodie", [
-            ({"Size": "S", "Color": "Forest Green"}, 54.0), ({"Size": "M", "Color": "Forest Green"}, 54.0),
-            ({"Size": "L", "Color": "Forest Green"}, 56.0)]))
-        coffee = add(self._planted_product("coffee_set", f"{b[2]} Ceramic Pour-Over Coffee Set", [
-            ({"Color": "Matte White"}, 48.0), ({"Color": "Sand"}, 48.0)]))
-        mug = add(self._planted_product("travel_mug", f"{b[3]} Stainless Steel Travel Mug", [
-            ({"Capacity": "350ml"}, 22.0), ({"Capacity": "500ml"}, 26.0)]))
-        headphones = add(self._planted_product("headphones", f"{b[4]} Noise-Cancelling Headphones", [
-            ({"Color": "Black"}, 199.0), ({"Color": "Silver"}, 209.0)]))
-        yoga = add(self._planted_product("yoga_mat", f"{b[5]} Cork Yoga Mat", [
-            ({"Color": "Purple", "Thickness": "4mm"}, 64.0), ({"Color": "Teal", "Thickness": "4mm"}, 64.0)]))
-        speaker = add(self._planted_product("speaker", f"{b[6]} Waterproof Bluetooth Speaker", [
-            ({"Color": "Black"}, 79.0), ({"Color": "Orange"}, 79.0)]))
+        scarf = add(
+            self._planted_product(
+                "scarf", f"{b[0]} Merino Wool Scarf", [({"Color": "Navy"}, 39.0), ({"Color": "Burgundy"}, 39.0), ({"Color": "Charcoal"}, 42.0)]
+            )
+        )
+        hoodie = add(
+            self._planted_product(
+                "hoodie",
+                f"{b[1]} Organic Cotton Hoodie",
+                [
+                    ({"Size": "S", "Color": "Forest Green"}, 54.0),
+                    ({"Size": "M", "Color": "Forest Green"}, 54.0),
+                    ({"Size": "L", "Color": "Forest Green"}, 56.0),
+                ],
+            )
+        )
+        coffee = add(self._planted_product("coffee_set", f"{b[2]} Ceramic Pour-Over Coffee Set", [({"Color": "Matte White"}, 48.0), ({"Color": "Sand"}, 48.0)]))
+        mug = add(self._planted_product("travel_mug", f"{b[3]} Stainless Steel Travel Mug", [({"Capacity": "350ml"}, 22.0), ({"Capacity": "500ml"}, 26.0)]))
+        headphones = add(
+            self._planted_product("headphones", f"{b[4]} Noise-Cancelling Headphones", [({"Color": "Black"}, 199.0), ({"Color": "Silver"}, 209.0)])
+        )
+        yoga = add(
+            self._planted_product(
+                "yoga_mat", f"{b[5]} Cork Yoga Mat", [({"Color": "Purple", "Thickness": "4mm"}, 64.0), ({"Color": "Teal", "Thickness": "4mm"}, 64.0)]
+            )
+        )
+        speaker = add(self._planted_product("speaker", f"{b[6]} Waterproof Bluetooth Speaker", [({"Color": "Black"}, 79.0), ({"Color": "Orange"}, 79.0)]))
 
         def item(product, i):
             return list(product.variants.values())[i]
@@ -489,8 +578,15 @@ class Universe:
         app.discount_codes[item(mug, 1).item_id] = {autumn: 15.0}
         app.discount_codes[item(headphones, 0).item_id] = {flash: 20.0, autumn: 10.0}
         planted.update(
-            scarf=scarf, hoodie=hoodie, coffee=coffee, mug=mug, headphones=headphones, yoga=yoga, speaker=speaker,
-            autumn=autumn, flash=flash,
+            scarf=scarf,
+            hoodie=hoodie,
+            coffee=coffee,
+            mug=mug,
+            headphones=headphones,
+            yoga=yoga,
+            speaker=speaker,
+            autumn=autumn,
+            flash=flash,
         )
 
         # bulk catalogue
@@ -518,17 +614,20 @@ class Universe:
             items = {}
             for p in self.rng.sample(catalogue, self.rng.randint(1, 3)):
                 it = self.rng.choice(list(p.variants.values()))
-                items[it.item_id] = CartItem(item_id=it.item_id, quantity=self.rng.choice((1, 1, 1, 2)), price=it.price,
-                                             available=it.available, options=dict(it.options))
+                items[it.item_id] = CartItem(
+                    item_id=it.item_id, quantity=self.rng.choice((1, 1, 1, 2)), price=it.price, available=it.available, options=dict(it.options)
+                )
             total = round(sum(c.price * c.quantity for c in items.values()), 2)
             status = "delivered" if self.rng.random() < 0.9 else "cancelled"
-            orders.append(Order(order_status=status, order_date=when, order_total=total,
-                                order_id=hid(self.spec.uid, "order", n), order_items=items))
+            orders.append(Order(order_status=status, order_date=when, order_total=total, order_id=hid(self.spec.uid, "order", n), order_items=items))
         sp_item = item(speaker, 1)
-        speaker_order = Order(order_status="shipped", order_date=datetime(2024, 10, 12, 18, 42, tzinfo=UTC),
-                              order_total=sp_item.price, order_id=hid(self.spec.uid, "order", "speaker"),
-                              order_items={sp_item.item_id: CartItem(item_id=sp_item.item_id, quantity=1, price=sp_item.price,
-                                                                      available=True, options=dict(sp_item.options))})
+        speaker_order = Order(
+            order_status="shipped",
+            order_date=datetime(2024, 10, 12, 18, 42, tzinfo=UTC),
+            order_total=sp_item.price,
+            order_id=hid(self.spec.uid, "order", "speaker"),
+            order_items={sp_item.item_id: CartItem(item_id=sp_item.item_id, quantity=1, price=sp_item.price, available=True, options=dict(sp_item.options))},
+        )
         orders.append(speaker_order)
         orders.sort(key=lambda o: o.order_date)
         for o in orders:
@@ -551,11 +650,11 @@ class Universe:
         airport = f"{self.city} International Airport"
         station = f"{self.city} Central Station"
         self.facts["places"] = {"home": self.user.address, "office": office, "gym": gym, "airport": airport, "station": station}
-        restaurants = [f"{self.fake.last_name()}'s {kind}, {self._street_address()}, {self.city}"
-                       for kind in ("Bistro", "Trattoria", "Kitchen", "Brasserie")]
+        restaurants = [f"{self.fake.last_name()}'s {kind}, {self._street_address()}, {self.city}" for kind in ("Bistro", "Trattoria", "Kitchen", "Brasserie")]
         self.facts["restaurants"] = restaurants
         destinations = [office, gym, airport, station, *restaurants] + [
-            f"{self.fake.last_name()}'s {kind}, {self._street_address()}, {self.city}" for kind in ("Cafe", "Bar", "Cinema")]
+            f"{self.fake.last_name()}'s {kind}, {self._street_address()}, {self.city}" for kind in ("Cafe", "Bar", "Cinema")
+        ]
         distances = {d: round(self.rng.uniform(3, 22), 2) for d in destinations}
         rides = []
         for n in range(self.scale.rides):
@@ -566,17 +665,38 @@ class Universe:
             when = self._when(START - timedelta(days=120), START - timedelta(hours=14))
             dist = distances[dest]
             status = "COMPLETED" if self.rng.random() < 0.93 else "CANCELLED"
-            rides.append(Ride(ride_id=hid(self.spec.uid, "ride", n), status=status, service_type=service, start_location=start,
-                              end_location=end, price=round(dist * per_km * self.rng.uniform(0.95, 1.3), 2),
-                              duration=round(dist / 40 * 60 + self.rng.uniform(2, 9), 1), time_stamp=when, distance_km=dist,
-                              delay=float(self.rng.randint(2, 9))))
+            rides.append(
+                Ride(
+                    ride_id=hid(self.spec.uid, "ride", n),
+                    status=status,
+                    service_type=service,
+                    start_location=start,
+                    end_location=end,
+                    price=round(dist * per_km * self.rng.uniform(0.95, 1.3), 2),
+                    duration=round(dist / 40 * 60 + self.rng.uniform(2, 9), 1),
+                    time_stamp=when,
+                    distance_km=dist,
+                    delay=float(self.rng.randint(2, 9)),
+                )
+            )
         # make sure September has a few rides
         for n in range(3):
             dest = destinations[n]
             when = ts(f"2024-09-{5 + 7 * n:02d} 08:{10 + n * 7:02d}:00")
-            rides.append(Ride(ride_id=hid(self.spec.uid, "ride", "sep", n), status="COMPLETED", service_type="Default",
-                              start_location=self.user.address, end_location=dest, price=round(distances[dest] * 1.1, 2),
-                              duration=round(distances[dest] / 40 * 60 + 4, 1), time_stamp=when, distance_km=distances[dest], delay=4.0))
+            rides.append(
+                Ride(
+                    ride_id=hid(self.spec.uid, "ride", "sep", n),
+                    status="COMPLETED",
+                    service_type="Default",
+                    start_location=self.user.address,
+                    end_location=dest,
+                    price=round(distances[dest] * 1.1, 2),
+                    duration=round(distances[dest] / 40 * 60 + 4, 1),
+                    time_stamp=when,
+                    distance_km=distances[dest],
+                    delay=4.0,
+                )
+            )
         rides.sort(key=lambda r: r.time_stamp)
         app.ride_history = rides
         app.quotation_history = list(rides)
@@ -621,14 +741,29 @@ class Universe:
         budget = 3000.0
         planted = {
             # exactly two pet-friendly 2-bedrooms under budget in zip_short
-            "short_a": self._apartment("short_a", zip_code=zip_short, bedrooms=2, bathrooms=1, pet_policy="Pets allowed",
-                                       price=2650.0, furnished_status="Unfurnished", property_type="Apartment"),
-            "short_b": self._apartment("short_b", zip_code=zip_short, bedrooms=2, bathrooms=2, pet_policy="Pets allowed",
-                                       price=2890.0, furnished_status="Semi-furnished", property_type="Condo"),
+            "short_a": self._apartment(
+                "short_a",
+                zip_code=zip_short,
+                bedrooms=2,
+                bathrooms=1,
+                pet_policy="Pets allowed",
+                price=2650.0,
+                furnished_status="Unfurnished",
+                property_type="Apartment",
+            ),
+            "short_b": self._apartment(
+                "short_b",
+                zip_code=zip_short,
+                bedrooms=2,
+                bathrooms=2,
+                pet_policy="Pets allowed",
+                price=2890.0,
+                furnished_status="Semi-furnished",
+                property_type="Condo",
+            ),
             # cheapest furnished 1-bedroom in zip_cheap
             "cheap": self._apartment("cheap", zip_code=zip_cheap, bedrooms=1, bathrooms=1, furnished_status="Furnished", price=1480.0),
-            "cheap_runner_up": self._apartment("cheap_runner_up", zip_code=zip_cheap, bedrooms=1, bathrooms=1,
-                                               furnished_status="Furnished", price=1725.0),
+            "cheap_runner_up": self._apartment("cheap_runner_up", zip_code=zip_cheap, bedrooms=1, bathrooms=1, furnished_status="Furnished", price=1725.0),
             # two listings on the same street (ambiguity)
             "street_a": self._apartment("street_a", street=self.streets[0], bedrooms=1, bathrooms=1, price=1890.0),
             "street_b": self._apartment("street_b", street=self.streets[0], bedrooms=2, bathrooms=1, price=2540.0),
@@ -654,8 +789,14 @@ class Universe:
         for a in saved:
             app.apartments[a].saved = True
         app.saved_apartments = list(saved)
-        self.facts["apartments"] = {"planted": planted, "zip_short": zip_short, "zip_cheap": zip_cheap, "zip_new": zip_new,
-                                    "budget": budget, "street": self.streets[0]}
+        self.facts["apartments"] = {
+            "planted": planted,
+            "zip_short": zip_short,
+            "zip_cheap": zip_cheap,
+            "zip_new": zip_new,
+            "budget": budget,
+            "street": self.streets[0],
+        }
         self.apartment_app = app
 
     # -----------------------------------------------------------------------------------------
@@ -678,12 +819,33 @@ class Universe:
             for part in path.strip("/").split("/"):
                 node = node.setdefault(part, {})
 
-        for d in ("Documents/Work", "Documents/Personal", "Documents/Receipts", "Documents/Travel", "Documents/Taxes/2022",
-                  "Documents/Insurance", "Documents/Medical", "Downloads", "Pictures", "Music", "Videos", "Desktop"):
+        for d in (
+            "Documents/Work",
+            "Documents/Personal",
+            "Documents/Receipts",
+            "Documents/Travel",
+            "Documents/Taxes/2022",
+            "Documents/Insurance",
+            "Documents/Medical",
+            "Downloads",
+            "Pictures",
+            "Music",
+            "Videos",
+            "Desktop",
+        ):
             mkdir(d)
         for _ in range(self.scale.work_docs):
-            folder = self.rng.choice((f"Documents/Work/{self.project}", "Documents/Work/Reports", "Documents/Work/Meetings",
-                                      "Documents/Work/Archive", "Documents/Personal", "Documents/Travel", "Desktop"))
+            folder = self.rng.choice(
+                (
+                    f"Documents/Work/{self.project}",
+                    "Documents/Work/Reports",
+                    "Documents/Work/Meetings",
+                    "Documents/Work/Archive",
+                    "Documents/Personal",
+                    "Documents/Travel",
+                    "Desktop",
+                )
+            )
             put(f"{folder}/{self.words.file_name(category=self.rng.choice(('office', 'text')))}")
         for month in range(1, 11):
             put(f"Documents/Receipts/2024-{month:02d}_{slug(self.fake.company().split()[0])}_receipt.pdf")
@@ -701,8 +863,10 @@ class Universe:
             put(f"Pictures/{self.rng.choice(trips)}/IMG_{1000 + n:04d}.jpg")
         for n in range(self.scale.songs):
             artist = f"{self.words.first_name()} {self.words.last_name()}"
-            put(f"Music/{artist}/{self.words.word().capitalize()} {self.words.word().capitalize()}/{n % 12 + 1:02d} - "
-                f"{self.words.word().capitalize()} {self.words.word()}.mp3")
+            put(
+                f"Music/{artist}/{self.words.word().capitalize()} {self.words.word().capitalize()}/{n % 12 + 1:02d} - "
+                f"{self.words.word().capitalize()} {self.words.word()}.mp3"
+            )
         put("Videos/birthday_party.mp4")
         self.facts["files"] = {"tax_files": tax_files, "tax_dir": "/Documents/Taxes/2023"}
 
@@ -726,9 +890,18 @@ class Universe:
         events: list[CalendarEvent] = []
 
         def ev(label, title, start, end, tag, attendees, location=None, description=None):
-            events.append(CalendarEvent(event_id=hid(self.spec.uid, "cal", label), title=title, start_datetime=ts(start),
-                                        end_datetime=ts(end), tag=tag, location=location, description=description,
-                                        attendees=list(attendees)))
+            events.append(
+                CalendarEvent(
+                    event_id=hid(self.spec.uid, "cal", label),
+                    title=title,
+                    start_datetime=ts(start),
+                    end_datetime=ts(end),
+                    tag=tag,
+                    location=location,
+                    description=description,
+                    attendees=list(attendees),
+                )
+            )
             return events[-1]
 
         first_day = START - timedelta(days=28 if self.spec.large else 14)
@@ -740,21 +913,42 @@ class Universe:
             if day.weekday() < 5:
                 ev(f"standup/{d}", "Team standup", f"{d} 09:00:00", f"{d} 09:15:00", "work", team, "Video call")
             if day.weekday() == 1:
-                ev(f"one_on_one/{d}", f"1:1 with {R['boss'].first}", f"{d} 11:00:00", f"{d} 11:30:00", "work",
-                   [u, R["boss"].full], f"{self.employer} office")
+                ev(f"one_on_one/{d}", f"1:1 with {R['boss'].first}", f"{d} 11:00:00", f"{d} 11:30:00", "work", [u, R["boss"].full], f"{self.employer} office")
             if day.weekday() in (0, 3):
                 ev(f"gym/{d}", "Gym", f"{d} 18:00:00", f"{d} 19:00:00", "personal", [u], self.facts["places"]["gym"].split(",")[0])
             day += timedelta(days=1)
         planted = {
-            "namesake_work": ev("namesake_work", f"Design sync with {R['namesake_work'].first}", "2024-10-16 14:00:00",
-                                "2024-10-16 14:45:00", "work", [u, R["namesake_work"].full], "Meeting room 3"),
-            "namesake_friend": ev("namesake_friend", f"Lunch with {R['namesake_friend'].first}", "2024-10-17 12:30:00",
-                                  "2024-10-17 13:30:00", "social", [u, R["namesake_friend"].full],
-                                  f"{self.fake.last_name()}'s Cafe, {self.city}"),
-            "dentist": ev("dentist", "Dentist appointment", "2024-10-21 08:30:00", "2024-10-21 09:15:00", "personal",
-                          [u], self.facts["dentist_office"], f"Check-up with Dr. {R['dentist'].last}"),
-            "dentist_past": ev("dentist_past", "Dentist appointment", "2024-04-22 08:30:00", "2024-04-22 09:15:00", "personal",
-                               [u], self.facts["dentist_office"], "Cleaning"),
+            "namesake_work": ev(
+                "namesake_work",
+                f"Design sync with {R['namesake_work'].first}",
+                "2024-10-16 14:00:00",
+                "2024-10-16 14:45:00",
+                "work",
+                [u, R["namesake_work"].full],
+                "Meeting room 3",
+            ),
+            "namesake_friend": ev(
+                "namesake_friend",
+                f"Lunch with {R['namesake_friend'].first}",
+                "2024-10-17 12:30:00",
+                "2024-10-17 13:30:00",
+                "social",
+                [u, R["namesake_friend"].full],
+                f"{self.fake.last_name()}'s Cafe, {self.city}",
+            ),
+            "dentist": ev(
+                "dentist",
+                "Dentist appointment",
+                "2024-10-21 08:30:00",
+                "2024-10-21 09:15:00",
+                "personal",
+                [u],
+                self.facts["dentist_office"],
+                f"Check-up with Dr. {R['dentist'].last}",
+            ),
+            "dentist_past": ev(
+                "dentist_past", "Dentist appointment", "2024-04-22 08:30:00", "2024-04-22 09:15:00", "personal", [u], self.facts["dentist_office"], "Cleaning"
+            ),
         }
         self.facts["calendar"] = planted
         self.facts["one_on_one_today"] = hid(self.spec.uid, "cal", "one_on_one/2024-10-15")
@@ -773,9 +967,16 @@ class Universe:
             attendees = [u] + ([other.full] if "{name}" not in title and self.rng.random() < 0.5 else [])
             if other.full in title:
                 attendees.append(other.full)
-            ev(f"bulk/{n}", title, fmt(start), fmt(start + length * 60), tag, attendees,
-               self.rng.choice((None, "Video call", f"{self._street_address()}, {self.city}")),
-               self._fill(self.rng.choice(T.WORK_SENTENCES)) if tag == "work" and self.rng.random() < 0.6 else None)
+            ev(
+                f"bulk/{n}",
+                title,
+                fmt(start),
+                fmt(start + length * 60),
+                tag,
+                attendees,
+                self.rng.choice((None, "Video call", f"{self._street_address()}, {self.city}")),
+                self._fill(self.rng.choice(T.WORK_SENTENCES)) if tag == "work" and self.rng.random() < 0.6 else None,
+            )
             n += 1
         events.sort(key=lambda e: (e.start_datetime, e.event_id))
         for e in events:
@@ -805,8 +1006,16 @@ class Universe:
         cur = self.cur
 
         def mail(label, sender, recipients, subject, content, when, *, read=True, cc=(), box=inbox):
-            e = Email(email_id=hid(self.spec.uid, "email", label), sender=sender, recipients=list(recipients), subject=subject,
-                      content=content, timestamp=float(when), is_read=read, cc=list(cc))
+            e = Email(
+                email_id=hid(self.spec.uid, "email", label),
+                sender=sender,
+                recipients=list(recipients),
+                subject=subject,
+                content=content,
+                timestamp=float(when),
+                is_read=read,
+                cc=list(cc),
+            )
             box.append(e)
             return e
 
@@ -814,23 +1023,29 @@ class Universe:
         acc = R["accountant"]
         invoices = []
         number = self.rng.randint(1200, 8800)
-        for k, (sent_at, month, due, paid) in enumerate((
-            ("2024-08-14 15:02:00", "August", "2024-09-15", True),
-            ("2024-09-13 10:45:00", "September", "2024-10-31", False),
-            ("2024-10-14 16:20:00", "October", "2024-11-15", False),
-        )):
+        for k, (sent_at, month, due, paid) in enumerate(
+            (
+                ("2024-08-14 15:02:00", "August", "2024-09-15", True),
+                ("2024-09-13 10:45:00", "September", "2024-10-31", False),
+                ("2024-10-14 16:20:00", "October", "2024-11-15", False),
+            )
+        ):
             amount = round(self.rng.uniform(480, 1900), 2)
             inv = f"INV-{number + k * 37}"
             due_day = datetime.strptime(due, "%Y-%m-%d")
             due_text = f"{T.MONTHS[due_day.month - 1]} {due_day.day:02d}, {due_day.year}"  # not %B: locale-free
-            status = ("This one is already settled, thank you." if paid else
-                      f"Payment is due by {due_text} (bank transfer, reference {inv}).")
-            e = mail(f"invoice/{month}", acc.email, [u.email], f"Invoice {inv} ({month} bookkeeping)",
-                     f"Hi {u.first},\n\nPlease find the summary of invoice {inv} for the {month} bookkeeping and payroll "
-                     f"filings: total {money(amount, cur)}. {status}\n\n{self._paragraph(2, 3)}\n\nBest regards,\n{acc.full}\n{acc.company}",
-                     ts(sent_at), read=k < 2)
-            invoices.append({"number": inv, "amount": amount, "due": due_text, "month": month, "paid": paid, "email_id": e.email_id,
-                             "subject": e.subject})
+            status = "This one is already settled, thank you." if paid else f"Payment is due by {due_text} (bank transfer, reference {inv})."
+            e = mail(
+                f"invoice/{month}",
+                acc.email,
+                [u.email],
+                f"Invoice {inv} ({month} bookkeeping)",
+                f"Hi {u.first},\n\nPlease find the summary of invoice {inv} for the {month} bookkeeping and payroll "
+                f"filings: total {money(amount, cur)}. {status}\n\n{self._paragraph(2, 3)}\n\nBest regards,\n{acc.full}\n{acc.company}",
+                ts(sent_at),
+                read=k < 2,
+            )
+            invoices.append({"number": inv, "amount": amount, "due": due_text, "month": month, "paid": paid, "email_id": e.email_id, "subject": e.subject})
         self.facts["invoices"] = invoices
 
         # planted: newsletters of one brand, the latest one is the one to delete
@@ -839,33 +1054,78 @@ class Universe:
         news_sender = f"newsletter@{slug(brand)}.{self.spec.tld}"
         newsletters = []
         for k in range(6 if self.spec.large else 3):
-            paragraphs = [f"This week at {brand}:", self._paragraph(kind="news"), self._paragraph(kind="news"),
-                          "You are receiving this email because you subscribed. Unsubscribe any time."]
-            newsletters.append(mail(f"news/{k}", news_sender, [u.email], f"{brand} Weekly: {self.words.catch_phrase()}",
-                                    "\n\n".join(paragraphs), ts("2024-10-14 06:00:00") - k * 7 * 86400, read=k > 0))
+            paragraphs = [
+                f"This week at {brand}:",
+                self._paragraph(kind="news"),
+                self._paragraph(kind="news"),
+                "You are receiving this email because you subscribed. Unsubscribe any time.",
+            ]
+            newsletters.append(
+                mail(
+                    f"news/{k}",
+                    news_sender,
+                    [u.email],
+                    f"{brand} Weekly: {self.words.catch_phrase()}",
+                    "\n\n".join(paragraphs),
+                    ts("2024-10-14 06:00:00") - k * 7 * 86400,
+                    read=k > 0,
+                )
+            )
         latest_news = newsletters[0]
         self.facts["newsletter_email_id"] = latest_news.email_id
 
         # planted: landlord, boss, partner, realtor
-        mail("landlord/rent", R["landlord"].email, [u.email], "Rent reminder and building maintenance",
-             f"Hi {u.first},\n\nA quick reminder that the November rent is due on the 1st. The water will also be shut off "
-             f"on Thursday from 10:00 to 12:00 for maintenance. Please make sure nothing is left in the corridor.\n\nRegards,\n{R['landlord'].full}",
-             ts("2024-10-11 09:30:00"))
-        mail("boss/q4", R["boss"].email, [u.email], f"Q4 planning for {self.project}",
-             self._body(u.first, f"Ahead of next week, could you pull together the Q4 priorities for {self.project}?",
-                        "Let's review them together in our next 1:1.", R["boss"].full), ts("2024-10-14 17:05:00"))
-        mail("partner/weekend", R["partner"].email, [u.email], "This weekend",
-             f"Hey {u.first},\n\nShall we finally do that dinner on Friday? {R['sibling'].first} said they might join.\n\n"
-             f"{self._paragraph(1, 2, kind='social')}\n\n{R['partner'].first}", ts("2024-10-14 20:12:00"), read=False)
-        mail("realtor/listings", R["realtor"].email, [u.email], "New listings coming up",
-             f"Hi {u.first},\n\nAs discussed, I'll send you the new two-bedroom listings in {self.facts['apartments']['zip_new']} "
-             f"as soon as they go live on RentAFlat. The market is moving fast, so it's worth being ready to save the good ones.\n\nBest,\n{R['realtor'].full}",
-             ts("2024-10-10 12:00:00"))
-        for o in list(self.shopping_app.orders.values())[-min(12, len(self.shopping_app.orders)):]:
+        mail(
+            "landlord/rent",
+            R["landlord"].email,
+            [u.email],
+            "Rent reminder and building maintenance",
+            f"Hi {u.first},\n\nA quick reminder that the November rent is due on the 1st. The water will also be shut off "
+            f"on Thursday from 10:00 to 12:00 for maintenance. Please make sure nothing is left in the corridor.\n\nRegards,\n{R['landlord'].full}",
+            ts("2024-10-11 09:30:00"),
+        )
+        mail(
+            "boss/q4",
+            R["boss"].email,
+            [u.email],
+            f"Q4 planning for {self.project}",
+            self._body(
+                u.first,
+                f"Ahead of next week, could you pull together the Q4 priorities for {self.project}?",
+                "Let's review them together in our next 1:1.",
+                R["boss"].full,
+            ),
+            ts("2024-10-14 17:05:00"),
+        )
+        mail(
+            "partner/weekend",
+            R["partner"].email,
+            [u.email],
+            "This weekend",
+            f"Hey {u.first},\n\nShall we finally do that dinner on Friday? {R['sibling'].first} said they might join.\n\n"
+            f"{self._paragraph(1, 2, kind='social')}\n\n{R['partner'].first}",
+            ts("2024-10-14 20:12:00"),
+            read=False,
+        )
+        mail(
+            "realtor/listings",
+            R["realtor"].email,
+            [u.email],
+            "New listings coming up",
+            f"Hi {u.first},\n\nAs discussed, I'll send you the new two-bedroom listings in {self.facts['apartments']['zip_new']} "
+            f"as soon as they go live on RentAFlat. The market is moving fast, so it's worth being ready to save the good ones.\n\nBest,\n{R['realtor'].full}",
+            ts("2024-10-10 12:00:00"),
+        )
+        for o in list(self.shopping_app.orders.values())[-min(12, len(self.shopping_app.orders)) :]:
             names = ", ".join(self._item_name(i) for i in o.order_items)
-            mail(f"order/{o.order_id}", f"orders@{self.shop_domain}", [u.email], f"Your order {o.order_id[:8].upper()} is confirmed",
-                 f"Hi {u.first},\n\nThanks for your order ({names}). Order total: {money(o.order_total, cur)}.\n\n"
-                 "We'll let you know when it ships.", o.order_date.timestamp() + 60)
+            mail(
+                f"order/{o.order_id}",
+                f"orders@{self.shop_domain}",
+                [u.email],
+                f"Your order {o.order_id[:8].upper()} is confirmed",
+                f"Hi {u.first},\n\nThanks for your order ({names}). Order total: {money(o.order_total, cur)}.\n\nWe'll let you know when it ships.",
+                o.order_date.timestamp() + 60,
+            )
 
         # bulk
         people = [p for k, p in self.people.items() if k != "user"]
@@ -880,27 +1140,67 @@ class Universe:
                 topic = self.rng.choice(self.topics)
                 cc = [self.rng.choice(workers).email] if self.rng.random() < 0.3 else []
                 cc = [c for c in cc if c != p.email]
-                mail(f"bulk/{n}", p.email, [u.email], self.rng.choice(T.WORK_SUBJECTS).format(topic=topic),
-                     self._body(u.first, self.rng.choice(T.WORK_OPENERS).format(topic=topic), self.rng.choice(T.WORK_CLOSERS), p.full),
-                     when, read=self.rng.random() < 0.8, cc=cc)
+                mail(
+                    f"bulk/{n}",
+                    p.email,
+                    [u.email],
+                    self.rng.choice(T.WORK_SUBJECTS).format(topic=topic),
+                    self._body(u.first, self.rng.choice(T.WORK_OPENERS).format(topic=topic), self.rng.choice(T.WORK_CLOSERS), p.full),
+                    when,
+                    read=self.rng.random() < 0.8,
+                    cc=cc,
+                )
             elif kind < 0.7:
                 p = self.rng.choice(people)
                 place = f"{self.fake.last_name()}'s"
-                mail(f"bulk/{n}", p.email, [u.email], self.rng.choice(T.SOCIAL_SUBJECTS).format(place=place),
-                     self._body(u.first, self.rng.choice(T.SOCIAL_LINES).format(place=place, street=self.rng.choice(self.streets)),
-                                "Speak soon!", p.first, kind="social"), when, read=self.rng.random() < 0.85)
+                mail(
+                    f"bulk/{n}",
+                    p.email,
+                    [u.email],
+                    self.rng.choice(T.SOCIAL_SUBJECTS).format(place=place),
+                    self._body(
+                        u.first,
+                        self.rng.choice(T.SOCIAL_LINES).format(place=place, street=self.rng.choice(self.streets)),
+                        "Speak soon!",
+                        p.first,
+                        kind="social",
+                    ),
+                    when,
+                    read=self.rng.random() < 0.85,
+                )
             else:
                 company = self.rng.choice(companies)
                 domain = f"{slug(company.split()[0].rstrip(','))}.{self.spec.tld}"
-                mail(f"bulk/{n}", f"no-reply@{domain}", [u.email], f"{company}: {self.words.catch_phrase()}",
-                     "\n\n".join([f"Hello {u.first},", self._paragraph(kind="news"), self._paragraph(kind="news"),
-                                  f"{company}, {self.fake.address().replace(chr(10), ', ')}"]), when, read=self.rng.random() < 0.6)
+                mail(
+                    f"bulk/{n}",
+                    f"no-reply@{domain}",
+                    [u.email],
+                    f"{company}: {self.words.catch_phrase()}",
+                    "\n\n".join(
+                        [
+                            f"Hello {u.first},",
+                            self._paragraph(kind="news"),
+                            self._paragraph(kind="news"),
+                            f"{company}, {self.fake.address().replace(chr(10), ', ')}",
+                        ]
+                    ),
+                    when,
+                    read=self.rng.random() < 0.6,
+                )
         for n in range(self.scale.sent):
             p = self.rng.choice(people)
             topic = self.rng.choice(self.topics)
-            mail(f"sent/{n}", u.email, [p.email], f"Re: {topic}",
-                 self._body(p.first, self.rng.choice(T.WORK_OPENERS).format(topic=topic), self.rng.choice(T.WORK_CLOSERS), u.full,
-                            paragraphs=self.rng.randint(1, 3)), self._when(*window), box=sent)
+            mail(
+                f"sent/{n}",
+                u.email,
+                [p.email],
+                f"Re: {topic}",
+                self._body(
+                    p.first, self.rng.choice(T.WORK_OPENERS).format(topic=topic), self.rng.choice(T.WORK_CLOSERS), u.full, paragraphs=self.rng.randint(1, 3)
+                ),
+                self._when(*window),
+                box=sent,
+            )
         for box, folder in ((inbox, EmailFolderName.INBOX), (sent, EmailFolderName.SENT)):
             box.sort(key=lambda e: (-e.timestamp, e.email_id))
             app.folders[folder].emails = box
@@ -924,17 +1224,28 @@ class Universe:
         if r < 0.35 and not work:
             return self._fill(self.rng.choice(T.CHAT_EXTRA))
         line = self.rng.choice(T.WORK_CHAT_LINES if work else T.CHAT_LINES)
-        return line.format(place=f"{self.fake.last_name()}'s", day=self.rng.choice(T.DAYS), food=self.rng.choice(T.FOODS),
-                           time=f"{self.rng.randint(9, 20)}:{self.rng.choice(('00', '15', '30', '45'))}", topic=self.rng.choice(self.topics))
+        return line.format(
+            place=f"{self.fake.last_name()}'s",
+            day=self.rng.choice(T.DAYS),
+            food=self.rng.choice(T.FOODS),
+            time=f"{self.rng.randint(9, 20)}:{self.rng.choice(('00', '15', '30', '45'))}",
+            topic=self.rng.choice(self.topics),
+        )
 
     def _conversation(self, app_key: str, key: str, title: str, participants: list[str], lines: list[tuple[str, float, str]]):
         from are.simulation.apps.messaging_v2 import ConversationV2, MessageV2
 
-        msgs = [MessageV2(sender_id=s, message_id=hid(self.spec.uid, app_key, key, i), timestamp=float(t), content=c)
-                for i, (s, t, c) in enumerate(sorted(lines, key=lambda x: x[1]))]
-        conv = ConversationV2(participant_ids=list(participants), messages=msgs, title=title,
-                              conversation_id=hid(self.spec.uid, app_key, "conv", key),
-                              last_updated=max((m.timestamp for m in msgs), default=START_TIME - 86400))
+        msgs = [
+            MessageV2(sender_id=s, message_id=hid(self.spec.uid, app_key, key, i), timestamp=float(t), content=c)
+            for i, (s, t, c) in enumerate(sorted(lines, key=lambda x: x[1]))
+        ]
+        conv = ConversationV2(
+            participant_ids=list(participants),
+            messages=msgs,
+            title=title,
+            conversation_id=hid(self.spec.uid, app_key, "conv", key),
+            last_updated=max((m.timestamp for m in msgs), default=START_TIME - 86400),
+        )
         conv.participant_ids = sorted(set(participants))  # __post_init__ de-duplicates through set(): pin the order
         return conv
 
@@ -953,8 +1264,14 @@ class Universe:
         R = self.roles
         u = self.user
         name_to_id = {p.full: p.phone for p in self.people.values()}
-        app = MessagingAppV2(name="Messages", mode=MessagingAppMode.PHONE_NUMBER, current_user_id=u.phone, current_user_name=u.full,
-                             name_to_id=dict(name_to_id), id_to_name={v: k for k, v in name_to_id.items()})
+        app = MessagingAppV2(
+            name="Messages",
+            mode=MessagingAppMode.PHONE_NUMBER,
+            current_user_id=u.phone,
+            current_user_name=u.full,
+            name_to_id=dict(name_to_id),
+            id_to_name={v: k for k, v in name_to_id.items()},
+        )
         lo, hi = self.scale.messages_per_conversation
         convs = []
         bf = R["best_friend"]
@@ -978,16 +1295,25 @@ class Universe:
                 self.facts["gift"] = {"product": hoodie}
             convs.append(self._conversation("msg", role, p.full, [u.phone, p.phone], lines))
         club = [R["best_friend"], R["friend2"], R["friend3"]]
-        convs.append(self._conversation("msg", "book_club", "Book club", [u.phone] + [p.phone for p in club],
-                                        self._history([u.phone] + [p.phone for p in club], self.rng.randint(lo, hi))))
+        convs.append(
+            self._conversation(
+                "msg",
+                "book_club",
+                "Book club",
+                [u.phone] + [p.phone for p in club],
+                self._history([u.phone] + [p.phone for p in club], self.rng.randint(lo, hi)),
+            )
+        )
         fam = [R["partner"], R["sibling"], R["mother"]]
-        convs.append(self._conversation("msg", "family", "Family", [u.phone] + [p.phone for p in fam],
-                                        self._history([u.phone] + [p.phone for p in fam], self.rng.randint(lo, hi))))
+        convs.append(
+            self._conversation(
+                "msg", "family", "Family", [u.phone] + [p.phone for p in fam], self._history([u.phone] + [p.phone for p in fam], self.rng.randint(lo, hi))
+            )
+        )
         self.facts["book_club_conversation"] = convs[-2].conversation_id
         bulk = [p for k, p in self.people.items() if k.startswith("bulk")]
         for i, p in enumerate(bulk[: self.scale.bulk_conversations]):
-            convs.append(self._conversation("msg", f"bulk{i}", p.full, [u.phone, p.phone],
-                                            self._history([u.phone, p.phone], self.rng.randint(lo, hi))))
+            convs.append(self._conversation("msg", f"bulk{i}", p.full, [u.phone, p.phone], self._history([u.phone, p.phone], self.rng.randint(lo, hi))))
         for c in sorted(convs, key=lambda c: (-c.last_updated, c.conversation_id)):
             app.conversations[c.conversation_id] = c
         self.messages_app = app
@@ -1000,12 +1326,21 @@ class Universe:
 
         R = self.roles
         u = self.user
-        chat_people = [p for p in self.people.values() if p.email.endswith(self.employer_domain) or p.key in
-                       ("user", "best_friend", "friend2", "friend3", "partner", "sibling")]
+        chat_people = [
+            p
+            for p in self.people.values()
+            if p.email.endswith(self.employer_domain) or p.key in ("user", "best_friend", "friend2", "friend3", "partner", "sibling")
+        ]
         name_to_id = {p.full: self.chat_id(p) for p in chat_people}
         uid = self.chat_id(u)
-        app = MessagingAppV2(name="Chats", mode=MessagingAppMode.NAME, current_user_id=uid, current_user_name=u.full,
-                             name_to_id=dict(name_to_id), id_to_name={v: k for k, v in name_to_id.items()})
+        app = MessagingAppV2(
+            name="Chats",
+            mode=MessagingAppMode.NAME,
+            current_user_id=uid,
+            current_user_name=u.full,
+            name_to_id=dict(name_to_id),
+            id_to_name={v: k for k, v in name_to_id.items()},
+        )
         lo, hi = self.scale.messages_per_conversation
         convs = []
         team = [R["boss"], R["coworker1"], R["coworker2"], R["coworker3"]]
@@ -1069,8 +1404,14 @@ class Universe:
                 msgs = []
                 for i in range(4):
                     sender = rng.choice(others)
-                    msgs.append({"sender_id": sender, "message_id": hid(self.spec.uid, "aug", conv["conversation_id"], i),
-                                 "timestamp": START_TIME, "content": self._chat_line(work)})
+                    msgs.append(
+                        {
+                            "sender_id": sender,
+                            "message_id": hid(self.spec.uid, "aug", conv["conversation_id"], i),
+                            "timestamp": START_TIME,
+                            "content": self._chat_line(work),
+                        }
+                    )
                 out[conv["conversation_id"]] = {**{k: v for k, v in conv.items() if k != "messages"}, "messages": msgs}
             return {**{k: v for k, v in app_state.items() if k != "conversations"}, "conversations": out}
 
@@ -1084,9 +1425,11 @@ class Universe:
             noun, _cat, options, price = rng.choice(T.PRODUCT_TYPES)
             name = f"{self._brand()} {rng.choice(T.PRODUCT_ADJECTIVES)} {noun} (new)"
             p = self._product(f"aug{n:03d}", name, options, price, max_variants=3, unavailable=False)
-            products[p.product_id] = {"name": p.name, "product_id": p.product_id,
-                                      "variants": {k: {"item_id": v.item_id, "options": v.options, "available": v.available, "price": v.price}
-                                                   for k, v in p.variants.items()}}
+            products[p.product_id] = {
+                "name": p.name,
+                "product_id": p.product_id,
+                "variants": {k: {"item_id": v.item_id, "options": v.options, "available": v.available, "price": v.price} for k, v in p.variants.items()},
+            }
             if n % 5 == 0:
                 first_item = next(iter(p.variants))
                 codes[first_item] = {f"NEW{rng.randint(10, 99)}": float(rng.choice((10, 15, 20)))}
@@ -1097,8 +1440,24 @@ class Universe:
             apt = self._apartment(f"aug{n:03d}", street=rng.choice(self.streets[1:]))
             if apt.zip_code == self.facts["apartments"]["zip_new"] and apt.bedrooms == 2:
                 apt.bedrooms = 3
-            d = {k: getattr(apt, k) for k in ("name", "location", "zip_code", "price", "bedrooms", "bathrooms", "property_type",
-                                              "square_footage", "furnished_status", "floor_level", "pet_policy", "lease_term", "amenities")}
+            d = {
+                k: getattr(apt, k)
+                for k in (
+                    "name",
+                    "location",
+                    "zip_code",
+                    "price",
+                    "bedrooms",
+                    "bathrooms",
+                    "property_type",
+                    "square_footage",
+                    "furnished_status",
+                    "floor_level",
+                    "pet_policy",
+                    "lease_term",
+                    "amenities",
+                )
+            }
             apartments[apt.apartment_id] = d
         rent = {"apartments": apartments, "saved_apartments": []}
 
@@ -1107,13 +1466,21 @@ class Universe:
         for n in range(12 if small else 30):
             p = rng.choice(people)
             topic = rng.choice(self.topics)
-            emails.append({"email_id": hid(self.spec.uid, "aug-email", n), "sender": p.email, "recipients": [self.user.email],
-                           "subject": rng.choice(T.WORK_SUBJECTS).format(topic=topic), "cc": [], "attachments": {},
-                           "content": self._body(self.user.first, rng.choice(T.WORK_OPENERS).format(topic=topic),
-                                                 rng.choice(T.WORK_CLOSERS), p.full, paragraphs=2),
-                           "timestamp": START_TIME, "is_read": False, "parent_id": None})
-        mail = {"user_email": self.user.email, "view_limit": 5,
-                "folders": {"INBOX": {"folder_name": "INBOX", "emails": emails}}}
+            emails.append(
+                {
+                    "email_id": hid(self.spec.uid, "aug-email", n),
+                    "sender": p.email,
+                    "recipients": [self.user.email],
+                    "subject": rng.choice(T.WORK_SUBJECTS).format(topic=topic),
+                    "cc": [],
+                    "attachments": {},
+                    "content": self._body(self.user.first, rng.choice(T.WORK_OPENERS).format(topic=topic), rng.choice(T.WORK_CLOSERS), p.full, paragraphs=2),
+                    "timestamp": START_TIME,
+                    "is_read": False,
+                    "parent_id": None,
+                }
+            )
+        mail = {"user_email": self.user.email, "view_limit": 5, "folders": {"INBOX": {"folder_name": "INBOX", "emails": emails}}}
         return [
             {"name": "Emails", "class_name": "EmailClientV2", "app_state": mail},
             {"name": "Messages", "class_name": "MessagingAppV2", "app_state": messages},

@@ -1,0 +1,87 @@
+"""A fixed-latency OpenAI-compatible chat server on loopback (dev-only: benchmarks and tests).
+
+`POST /v1/chat/completions` waits `latency` seconds (an asyncio sleep: many requests overlap, as on
+a real server), then answers one tool call: the first of the request's tools whose name ends with
+one of `prefer` (a read, so an episode goes on until `max_turns`), else the first tool; with no
+tools, the text `answer`. Usage is reported (`prompt_tokens` ~ characters / 4, 20 completion
+tokens) unless `usage=False`. Run it in a thread with `MockServer(...)` as a context manager.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import threading
+from typing import Any
+
+from aiohttp import web
+
+READS = ("__get_contacts", "__get_current_time", "__list_emails")
+
+
+class MockServer:
+    def __init__(self, latency: float = 0.05, *, prefer: tuple[str, ...] = READS, usage: bool = True, answer: str = "ok") -> None:
+        self.latency, self.prefer, self.usage, self.answer = latency, prefer, usage, answer
+        self.requests = 0
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._runner: web.AppRunner | None = None
+        self._ready = threading.Event()
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def reply(self, body: dict[str, Any]) -> dict[str, Any]:
+        tools = [t["function"]["name"] for t in body.get("tools") or []]
+        message: dict[str, Any] = {"role": "assistant", "content": None}
+        if tools:
+            name = next((t for p in self.prefer for t in tools if t.endswith(p)), tools[0])
+            args = {"offset": 0} if name.endswith("__get_contacts") else {}
+            message["tool_calls"] = [{"id": f"call_{self.requests}", "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}]
+        else:
+            message["content"] = self.answer
+        out: dict[str, Any] = {
+            "id": f"mock-{self.requests}",
+            "object": "chat.completion",
+            "created": 0,
+            "model": body.get("model", "mock"),
+            "choices": [{"index": 0, "finish_reason": "tool_calls" if tools else "stop", "message": message}],
+        }
+        if self.usage:
+            prompt = len(json.dumps(body.get("messages") or [])) // 4
+            out["usage"] = {"prompt_tokens": prompt, "completion_tokens": 20, "total_tokens": prompt + 20}
+        return out
+
+    async def _handle(self, request: web.Request) -> web.Response:
+        body = await request.json()
+        self.requests += 1
+        await asyncio.sleep(self.latency)
+        return web.json_response(self.reply(body))
+
+    def _serve(self) -> None:
+        loop = self._loop = asyncio.new_event_loop()
+        app = web.Application()
+        app.router.add_post("/v1/chat/completions", self._handle)
+        self._runner = web.AppRunner(app, access_log=None)
+        loop.run_until_complete(self._runner.setup())
+        loop.run_until_complete(web.TCPSite(self._runner, "127.0.0.1", self.port).start())
+        self._ready.set()
+        loop.run_forever()
+        loop.run_until_complete(self._runner.cleanup())
+        loop.close()
+
+    def __enter__(self) -> MockServer:
+        self._thread = threading.Thread(target=self._serve, name="mock-openai", daemon=True)
+        self._thread.start()
+        if not self._ready.wait(30):
+            raise RuntimeError("the mock OpenAI server did not start")
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        assert self._loop is not None
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(30)

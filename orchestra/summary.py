@@ -1,0 +1,196 @@
+"""A run's numbers, per capability: pass@1 (mean ± standard error over runs), pass@k, pass^k,
+simulated time, tokens, cost, success per dollar — and two runs side by side (`compare`).
+
+Definitions (k = the number of runs of each scenario):
+
+* **pass@1** — for each run index, the share of scenarios that passed; the mean over run indices,
+  ± the standard error of that mean (ARE's `report_stats`: std with ddof 1 over runs / sqrt(runs)).
+* **pass@k** — the share of scenarios that passed in at least one of their k runs.
+* **pass^k** — tau2-bench's `pass_hat_k`: per scenario C(c, k) / C(n, k) with n runs and c passes
+  (the chance that k runs drawn from its n all pass), averaged over scenarios.
+* `ERROR` rollouts (the harness or the setup failed, no verdict) are counted apart (`errors`) and
+  left out of the rates; `N/A` ones (a perturbation that cannot apply) too.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from orchestra.record import RolloutRecord
+from orchestra.results import Manifest
+
+__all__ = ["CapabilitySummary", "RunSummary", "compare", "format_compare", "format_summary", "pass_hat_k", "summarize"]
+
+ALL = "all"
+
+
+def pass_hat_k(n: int, c: int, k: int) -> float:
+    """tau2-bench's pass^k for one task: C(c, k) / C(n, k)."""
+    if k > n:
+        raise ValueError(f"pass^{k} needs at least {k} trials, got {n}")
+    return math.comb(c, k) / math.comb(n, k)
+
+
+class CapabilitySummary(BaseModel):
+    capability: str
+    scenarios: int = 0
+    rollouts: int = 0
+    passed: int = 0
+    failed: int = 0
+    errors: int = 0
+    not_applicable: int = 0
+    runs: int = 0
+    pass_at_1: float | None = None
+    pass_at_1_stderr: float | None = None
+    pass_at_k: float | None = None
+    pass_hat_k: dict[int, float] = Field(default_factory=dict)
+    mean_sim_seconds: float | None = None
+    mean_tokens: float | None = None
+    tokens: int = 0
+    cost_usd: float = 0.0
+    #: Passed rollouts per US dollar spent (None when nothing was spent: offline models).
+    success_per_dollar: float | None = None
+
+
+class RunSummary(BaseModel):
+    policies: list[str] = Field(default_factory=list)
+    capabilities: list[CapabilitySummary] = Field(default_factory=list)
+
+
+def _key(record: RolloutRecord) -> str:
+    return record.scenario_id + (f" [{record.perturbation}]" if record.perturbation else "")
+
+
+def _capabilities_of(record: RolloutRecord, manifest: Manifest | None) -> list[str]:
+    if manifest is not None and record.spec is not None:
+        entry = manifest.scenarios.get(record.spec.scenario)
+        if entry is not None and entry.capabilities:
+            return entry.capabilities
+    return ["untagged"]
+
+
+def _summarize(capability: str, records: list[RolloutRecord]) -> CapabilitySummary:
+    s = CapabilitySummary(capability=capability, rollouts=len(records))
+    judged = [r for r in records if r.status in ("PASS", "FAIL")]
+    s.passed = sum(r.status == "PASS" for r in records)
+    s.failed = sum(r.status == "FAIL" for r in records)
+    s.errors = sum(r.status == "ERROR" for r in records)
+    s.not_applicable = sum(r.status == "N/A" for r in records)
+    by_scenario: dict[str, list[RolloutRecord]] = defaultdict(list)
+    for r in records:
+        by_scenario[_key(r)].append(r)
+    s.scenarios = len(by_scenario)
+    runs = sorted({r.sample_index for r in records})
+    s.runs = len(runs)
+    if judged:
+        per_run = []
+        for index in runs:
+            of_run = [r for r in judged if r.sample_index == index]
+            if of_run:
+                per_run.append(sum(r.status == "PASS" for r in of_run) / len(of_run))
+        s.pass_at_1 = sum(per_run) / len(per_run)
+        if len(per_run) > 1:
+            mean = s.pass_at_1
+            s.pass_at_1_stderr = math.sqrt(sum((p - mean) ** 2 for p in per_run) / (len(per_run) - 1)) / math.sqrt(len(per_run))
+        outcomes = {key: [r.status == "PASS" for r in rs if r.status in ("PASS", "FAIL")] for key, rs in by_scenario.items()}
+        outcomes = {key: o for key, o in outcomes.items() if o}
+        s.pass_at_k = sum(any(o) for o in outcomes.values()) / len(outcomes)
+        k_max = min(len(o) for o in outcomes.values())
+        for k in range(1, k_max + 1):
+            s.pass_hat_k[k] = sum(pass_hat_k(len(o), sum(o), k) for o in outcomes.values()) / len(outcomes)
+        results = [r.result for r in judged if r.result is not None]
+        s.mean_sim_seconds = sum(r.sim_seconds for r in results) / len(results)
+        s.mean_tokens = sum(r.prompt_tokens + r.completion_tokens for r in results) / len(results)
+    results = [r.result for r in records if r.result is not None]
+    s.tokens = sum(r.prompt_tokens + r.completion_tokens for r in results)
+    s.cost_usd = sum(r.cost_usd for r in results)
+    s.success_per_dollar = s.passed / s.cost_usd if s.cost_usd > 0 else None
+    return s
+
+
+def summarize(records: Iterable[RolloutRecord], manifest: Manifest | None = None) -> RunSummary:
+    """Per capability (sorted), then `all`."""
+    records = list(records)
+    groups: dict[str, list[RolloutRecord]] = defaultdict(list)
+    for r in records:
+        for capability in _capabilities_of(r, manifest):
+            groups[capability].append(r)
+    caps = [_summarize(c, groups[c]) for c in sorted(groups)]
+    caps.append(_summarize(ALL, records))
+    return RunSummary(policies=sorted({r.policy for r in records}), capabilities=caps)
+
+
+def _pct(value: float | None, err: float | None = None) -> str:
+    if value is None:
+        return "-"
+    return f"{100 * value:.1f}" + (f"±{100 * err:.1f}" if err is not None else "")
+
+
+def format_summary(summary: RunSummary) -> str:
+    """The terminal table."""
+    head = f"{'capability':<14} {'scen':>4} {'runs':>4} {'pass@1 %':>11} {'pass@k %':>8} {'pass^k %':>8} {'err':>4} {'sim s':>8} {'tokens':>10} {'cost $':>9} {'pass/$':>8}"
+    lines = [head, "-" * len(head)]
+    for c in summary.capabilities:
+        hat = c.pass_hat_k.get(c.runs) if c.runs else None
+        lines.append(
+            f"{c.capability:<14} {c.scenarios:>4} {c.runs:>4} {_pct(c.pass_at_1, c.pass_at_1_stderr):>11} {_pct(c.pass_at_k):>8} {_pct(hat):>8} "
+            f"{c.errors:>4} {(f'{c.mean_sim_seconds:.1f}' if c.mean_sim_seconds is not None else '-'):>8} {c.tokens:>10} "
+            f"{c.cost_usd:>9.4f} {(f'{c.success_per_dollar:.1f}' if c.success_per_dollar is not None else '-'):>8}"
+        )
+    return "\n".join(lines)
+
+
+# ------------------------------------------------------------------ two runs side by side
+
+
+def compare(a: list[RolloutRecord], b: list[RolloutRecord], manifest_a: Manifest | None = None, manifest_b: Manifest | None = None) -> dict[str, Any]:
+    """Per capability deltas of pass@1 and per scenario flips (its pass rate over runs changed)."""
+    sa, sb = summarize(a, manifest_a), summarize(b, manifest_b)
+    caps_b = {c.capability: c for c in sb.capabilities}
+    deltas = []
+    for ca in sa.capabilities:
+        cb = caps_b.get(ca.capability)
+        if cb is None:
+            continue
+        delta = None if ca.pass_at_1 is None or cb.pass_at_1 is None else cb.pass_at_1 - ca.pass_at_1
+        deltas.append({"capability": ca.capability, "a": ca.pass_at_1, "b": cb.pass_at_1, "delta": delta, "errors_a": ca.errors, "errors_b": cb.errors})
+
+    def rates(records: list[RolloutRecord]) -> Mapping[str, tuple[int, int]]:
+        out: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+        for r in records:
+            if r.status in ("PASS", "FAIL"):
+                out[_key(r)][0] += r.status == "PASS"
+                out[_key(r)][1] += 1
+        return {k: (v[0], v[1]) for k, v in out.items()}
+
+    ra, rb = rates(a), rates(b)
+    flips = []
+    for key in sorted(set(ra) & set(rb)):
+        (pa, na), (pb, nb) = ra[key], rb[key]
+        if pa / na != pb / nb:
+            flips.append({"scenario": key, "a": f"{pa}/{na}", "b": f"{pb}/{nb}", "direction": "better" if pb / nb > pa / na else "worse"})
+    only = {"a": sorted(set(ra) - set(rb)), "b": sorted(set(rb) - set(ra))}
+    return {"policies": {"a": sa.policies, "b": sb.policies}, "capabilities": deltas, "flips": flips, "only_in": only}
+
+
+def format_compare(result: dict[str, Any], name_a: str, name_b: str) -> str:
+    lines = [f"A = {name_a} ({', '.join(result['policies']['a'])})", f"B = {name_b} ({', '.join(result['policies']['b'])})", ""]
+    lines.append(f"{'capability':<14} {'A pass@1 %':>10} {'B pass@1 %':>10} {'delta':>7}")
+    for d in result["capabilities"]:
+        delta = "-" if d["delta"] is None else f"{100 * d['delta']:+.1f}"
+        lines.append(f"{d['capability']:<14} {_pct(d['a']):>10} {_pct(d['b']):>10} {delta:>7}")
+    lines.append("")
+    if result["flips"]:
+        lines.append(f"{len(result['flips'])} scenario(s) changed (passes/runs):")
+        lines += [f"  {f['direction']:<6} {f['scenario']:<44} {f['a']} -> {f['b']}" for f in result["flips"]]
+    else:
+        lines.append("no scenario changed")
+    for side in ("a", "b"):
+        if result["only_in"][side]:
+            lines.append(f"only in {side.upper()}: {', '.join(result['only_in'][side])}")
+    return "\n".join(lines)

@@ -1,0 +1,76 @@
+"""`orchestra run` never reports a broken model as a good agent: PASS / FAIL / ERROR, the same word in the table and the JSON."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from orchestra.cli import main
+
+
+def _script(tmp_path: Path, entries: list[dict]) -> str:
+    path = tmp_path / "script.json"
+    path.write_text(json.dumps(entries))
+    return str(path)
+
+
+def _run(tmp_path: Path, scenario: Path, script: str, *extra: str) -> list[str]:
+    return [
+        "run",
+        "--scaffold",
+        "react",
+        "--model",
+        f"orchestra/scripted:{script}",
+        "--max-steps",
+        "2",
+        "--model-retries",
+        "0",
+        "--model-backoff",
+        "0",
+        "--scenarios",
+        str(scenario),
+        *extra,
+    ]
+
+
+def test_a_rollout_whose_model_calls_all_failed_is_an_error_not_a_pass(tmp_path, capsys, scenario_path):
+    # Each call fails after its retries: ARE's loop shows the failure and, at the budget, answers
+    # "Max iterations reached" for the agent — which the scripted judge passes on a search scenario.
+    script = _script(tmp_path, [{"raise": "APIConnectionError"}] * 2)
+    code = main(_run(tmp_path, scenario_path("starter_search_lookup"), script, "--json"))
+    rec = json.loads(capsys.readouterr().out)
+    assert code == 1 and rec["status"] == "ERROR" and rec["model_calls"] == 0
+    assert "every call to the main agent's model failed (2 of 2" in rec["error"] and "APIConnectionError" in rec["error"]
+    assert rec["agents"][0]["model_errors"] == 2
+    # the table says the same word, in one line
+    code = main(_run(tmp_path, scenario_path("starter_search_lookup"), script))
+    row = capsys.readouterr().out.strip().splitlines()[0]
+    assert code == 1 and row.split()[1] == "ERROR" and "every call to the main agent's model failed" in row
+
+
+def test_are_behaviour_is_kept_behind_an_explicit_option(tmp_path, capsys, scenario_path):
+    script = _script(tmp_path, [{"raise": "APIConnectionError"}] * 2)
+    code = main(_run(tmp_path, scenario_path("starter_search_lookup"), script, "--json", "--are-model-failures"))
+    rec = json.loads(capsys.readouterr().out)
+    assert rec["status"] in ("PASS", "FAIL") and rec["error"] is None and rec["stop_reason"] == "step_budget"
+    assert code == 0 or rec["status"] == "FAIL"
+
+
+def test_a_row_that_reached_the_step_budget_says_so(tmp_path, capsys, scenario_path):
+    wait = {"text": 'Thought: wait.\nAction:\n{"action": "SystemApp__get_current_time", "action_input": {}}<end_action>'}
+    script = _script(tmp_path, [wait, wait])
+    main(_run(tmp_path, scenario_path("starter_search_lookup"), script, "--are-model-failures"))
+    row = capsys.readouterr().out.strip().splitlines()[0]
+    assert "stop=step_budget" in row
+
+
+def test_a_malformed_script_is_error_in_the_table_and_the_json(tmp_path, capsys, scenario_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    argv = ["run", "--scaffold", "react", "--model", f"orchestra/scripted:{bad}", "--scenarios", str(scenario_path("starter_search_lookup"))]
+    code = main([*argv, "--json"])
+    captured = capsys.readouterr()
+    assert code != 0 and "Traceback" not in captured.err
+    recs = [json.loads(line) for line in captured.out.splitlines() if line.strip()]
+    assert all(r["status"] == "ERROR" for r in recs)
+    assert "not valid JSON" in (recs[0]["error"] if recs else captured.err)

@@ -1,0 +1,130 @@
+"""Preflight: a batch that cannot run fails once, before its first rollout, in one line."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+from http.server import BaseHTTPRequestHandler, HTTPServer
+from pathlib import Path
+
+import pytest
+
+from orchestra.cli import main
+from orchestra.host import Host
+from orchestra.models import ModelConfig
+from orchestra.preflight import ModelUse, PreflightError, check_model, models_of, preflight
+from orchestra.scenario_files import ScenarioFile
+from orchestra.spec import RolloutSpec
+from orchestra.teams.loading import read_team, team_path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_a_dead_endpoint_fails_the_whole_command_fast_in_one_line(scenario_path, capsys):
+    """Acceptance: nothing listening -> exit 2, one line naming the endpoint, before any scenario
+    loads and without a single model call (it used to print PASS after 20 minutes). How fast: no
+    timing here (no timed assertions in unit tests); it is one refused connection, never retried."""
+    endpoint = f"http://127.0.0.1:{_free_port()}/v1"
+    code = main(
+        [
+            "run",
+            "--scaffold",
+            "react",
+            "--model",
+            "openai/x",
+            "--endpoint",
+            endpoint,
+            "--scenarios",
+            str(scenario_path("starter_search_lookup")),
+            str(scenario_path("starter_time_deadline")),
+        ]
+    )
+    captured = capsys.readouterr()
+    assert code == 2 and captured.out == ""
+    assert captured.err.strip().splitlines() == [
+        f"orchestra: error: preflight: agent model openai/x: endpoint {endpoint}: nothing is listening (connection refused)"
+    ]
+
+
+def test_a_live_endpoint_passes_preflight():
+    class Models(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            body = json.dumps({"object": "list", "data": [{"id": "x"}]}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = HTTPServer(("127.0.0.1", 0), Models)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        check_model(ModelUse("openai/x", f"http://127.0.0.1:{server.server_port}/v1", None), Host.create())
+    finally:
+        server.shutdown()
+
+
+@pytest.mark.parametrize(
+    ("model", "why"),
+    [
+        ("nosuchprovider/foo", "unknown provider or model"),
+        ("orchestra/nosuch", "unknown offline model orchestra/nosuch"),
+        ("orchestra/scripted:/no/such/script.json", "script file /no/such/script.json not found"),
+    ],
+)
+def test_an_unresolvable_model_fails_at_preflight(model, why, scenario_path, capsys):
+    code = main(["run", "--model", model, "--scenarios", str(scenario_path("starter_search_lookup"))])
+    err = capsys.readouterr().err
+    assert code == 2 and why in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+def test_a_malformed_script_fails_at_preflight(tmp_path, scenario_path, capsys):
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    code = main(["run", "--model", f"orchestra/scripted:{bad}", "--scenarios", str(scenario_path("starter_search_lookup"))])
+    captured = capsys.readouterr()
+    assert code == 2 and captured.out == "" and f"{bad}: not valid JSON" in captured.err
+
+
+def test_a_missing_api_key_fails_at_preflight(scenario_path, capsys, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    code = main(["run", "--model", "openai/gpt-4o-mini", "--scenarios", str(scenario_path("starter_search_lookup"))])
+    err = capsys.readouterr().err
+    assert code == 2 and "no API key (OPENAI_API_KEY not set" in err
+
+
+def test_a_bad_scenario_file_fails_at_preflight_before_any_rollout(tmp_path, scenario_path, capsys):
+    (tmp_path / "z_empty.json").write_text("")
+    code = main(["run", "--model", "orchestra/oracle", "--scenarios", str(scenario_path("starter_search_lookup")), str(tmp_path / "z_empty.json")])
+    captured = capsys.readouterr()
+    assert code == 2 and captured.out == "" and "z_empty.json: empty file" in captured.err
+
+
+def test_every_model_of_a_team_is_checked():
+    team = read_team(team_path("heterogeneous")).config
+    spec = RolloutSpec(scenario="x.json", team=team)
+    assert len({u.model for u in models_of(spec)}) >= 2
+    broken = team.with_overrides(model=ModelConfig(model="orchestra/scripted:/nowhere.yaml"))
+    with pytest.raises(PreflightError, match="/nowhere.yaml not found"):
+        preflight([(RolloutSpec(scenario="x.json", team=broken), ScenarioFile(REPO / "scenarios" / "x.json", text=_scenario_text()))], Host.create())
+
+
+def _scenario_text() -> str:
+    return next((REPO / "scenarios").glob("*/validation/starter_search_lookup.json")).read_text()
+
+
+def test_concurrency_must_be_positive(capsys, scenario_path):
+    for bad in ("0", "-3"):
+        with pytest.raises(SystemExit):
+            main(["run", "--model", "orchestra/oracle", "--concurrency", bad, "--scenarios", str(scenario_path("starter_search_lookup"))])
+        assert "must be 1 or more" in capsys.readouterr().err
