@@ -137,8 +137,7 @@ def test_the_oracle_writing_code_scores_one_on_every_bundled_scenario(backend, m
             continue
         result = run_agent_on(path, model=mode, scaffold="code", host=host, judge_pool=judge_pool)
         assert result.error is None and result.success and result.reward == 1.0, (path.stem, mode, result.rationale)
-        same_clock = run_agent_on(path, model=mode, scaffold="code", host=host, judge_pool=judge_pool, session_config=TOOLS_ONLY,
-                                  scaffold_options=FREE_COMPUTE)
+        same_clock = run_agent_on(path, model=mode, scaffold="code", host=host, judge_pool=judge_pool, session_config=TOOLS_ONLY, scaffold_options=FREE_COMPUTE)
         assert same_clock.success, (path.stem, mode, same_clock.rationale)
         assert app_calls(same_clock) == tool_calling_calls(path), (path.stem, mode)
 
