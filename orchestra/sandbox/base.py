@@ -307,15 +307,16 @@ class Sandbox(ABC):
 
     def scratch_bytes(self) -> int:
         """Bytes in the scratch directory (both backends cap it)."""
-        if self._scratch is None:
+        scratch = self._scratch
+        if scratch is None:
             return 0
         total = 0
-        for path in self._scratch.rglob("*"):
-            try:
+        try:
+            for path in scratch.rglob("*"):
                 if path.is_file() and not path.is_symlink():
                     total += path.stat().st_size
-            except OSError:
-                continue
+        except OSError:  # removed meanwhile (the sandbox stopped), or a file vanished
+            pass
         return total
 
     def __enter__(self) -> Sandbox:

@@ -33,7 +33,7 @@ import random
 import sys
 import time
 import traceback
-from typing import Any
+from typing import Any, SupportsIndex
 
 #: Modules the model's own code may not import (what they offer is what the sandbox takes away).
 BLOCKED_MODULES = frozenset(
@@ -56,7 +56,7 @@ ALLOWED_PRIVATE = frozenset({"_asdict", "_replace", "_fields", "_make"})
 BLOCKED_NAMES = frozenset({"__import__", "__builtins__", "__loader__", "__spec__", "__build_class__"})
 
 
-def _no_sleep(seconds: float = 0.0) -> None:
+def _no_sleep(seconds: float | SupportsIndex = 0.0) -> None:
     """`time.sleep` in a cell: refused at once, the same on every backend. Sleeping would block on
     the machine's clock (wall-clock limits, machine-dependent outcomes) while the scenario's
     simulated clock stands still."""

@@ -11,6 +11,8 @@ import sys
 import pytest
 
 from helpers import STARTER, run_agent_on, scenario, write_script
+from orchestra.clock import ClockConfig
+from orchestra.config import SessionConfig
 from orchestra.host import Host
 from sandbox.conftest import BACKENDS, require_backend
 from teams.oracle_team_helpers import ALL_SCENARIOS, CallRecorder, assert_scores_one_through_app_agents, load_shipped_team, run_team, with_roles
@@ -106,12 +108,32 @@ def test_code_app_agents_in_a_team_score_one(backend, judge_pool, monkeypatch):
         team.assert_scores_one(path, judge_pool)
 
 
+#: A clock on which only tool calls take time (tokens and compute all but free): the code agent's
+#: timeline is then the JSON agent's, so time-derived arguments (a ride at "now + 2 min") match too.
+TOOLS_ONLY = SessionConfig(clock=ClockConfig(decode_rate_tps=1e12, prefill_rate_tps=1e12))
+FREE_COMPUTE = {"fuel_per_second": 1e18}
+
+
+@pytest.fixture(scope="module")
+def tool_calling_calls(host, judge_pool):
+    """tool_calling's app calls per bundled scenario on the tools-only clock (computed once per worker)."""
+    cache: dict[str, list] = {}
+
+    def calls(path):
+        if path.stem not in cache:
+            result = run_agent_on(path, model="orchestra/oracle", scaffold="tool_calling", host=host, judge_pool=judge_pool, session_config=TOOLS_ONLY)
+            cache[path.stem] = app_calls(result)
+        return cache[path.stem]
+
+    return calls
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("backend", BACKENDS)
-@pytest.mark.parametrize("mode", [*ORACLES, "team"])
-def test_the_oracle_writing_code_scores_one_on_every_bundled_scenario(backend, mode, host, judge_pool, monkeypatch):
-    """Alone (one call per block, and batched: the same app calls as `tool_calling`) and as
-    app-agents of a team (main agent `code` too), on every bundled scenario."""
+@pytest.mark.parametrize("backend,mode", [("wasm", ORACLES[0]), ("wasm", ORACLES[1]), ("wasm", "team"), ("bwrap", ORACLES[0]), ("bwrap", "team")])
+def test_the_oracle_writing_code_scores_one_on_every_bundled_scenario(backend, mode, host, judge_pool, monkeypatch, tool_calling_calls):
+    """Alone (one call per block, and batched) at 1.0 on the default clock, and with the same app
+    calls, arguments and order as `tool_calling` on the same timeline; as app-agents of a team
+    (main agent `code` too) at 1.0 — on every bundled scenario."""
     require_backend(backend)
     monkeypatch.setenv("ORCHESTRA_SANDBOX", backend)
     team = CodeTeam() if mode == "team" else None
@@ -121,8 +143,9 @@ def test_the_oracle_writing_code_scores_one_on_every_bundled_scenario(backend, m
             continue
         result = run_agent_on(path, model=mode, scaffold="code", host=host, judge_pool=judge_pool)
         assert result.error is None and result.success and result.reward == 1.0, (path.stem, mode, result.rationale)
-        baseline = run_agent_on(path, model="orchestra/oracle", scaffold="tool_calling", host=host, judge_pool=judge_pool)
-        assert app_calls(result) == app_calls(baseline), (path.stem, mode)
+        same_clock = run_agent_on(path, model=mode, scaffold="code", host=host, judge_pool=judge_pool, session_config=TOOLS_ONLY, scaffold_options=FREE_COMPUTE)
+        assert same_clock.success, (path.stem, mode, same_clock.rationale)
+        assert app_calls(same_clock) == tool_calling_calls(path), (path.stem, mode)
 
 
 def test_compute_costs_simulated_time(tmp_path, host, judge_pool):
