@@ -26,6 +26,23 @@ FINAL_ANSWER_TOOL = "final_answer"
 RewardMode = Literal["binary", "dense"]
 
 
+class NoiseConfig(BaseModel):
+    """Gaia2's noise augmentation, made reproducible (ARE's `ToolAugmentationConfig` and
+    `EnvEventsConfig`; ARE-NOTES §8). The defaults are Gaia2's `--noise` / `noise` phase.
+
+    Tool failures draw from a generator seeded by (scenario seed, run index, agent, call index),
+    not ARE's `Random(None)`, so a rerun fails the same calls."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    tool_failure_probability: float = Field(0.1, ge=0.0, le=1.0, description="ARE's ToolAugmentationConfig.tool_failure_probability")
+    apply_tool_name_augmentation: bool = True
+    apply_tool_description_augmentation: bool = True
+    system_tools_can_fail: bool = Field(True, description="ARE applies the probability to every app, AgentUserInterface and SystemApp included")
+    env_events_per_minute: float = Field(10.0, ge=0.0, description="ARE's EnvEventsConfig.num_env_events_per_minute")
+    env_events_seed: int = 0
+
+
 class SessionConfig(BaseModel):
     """How a rollout is run. Everything that changes a reward is in here, so it can be recorded."""
 
@@ -36,3 +53,4 @@ class SessionConfig(BaseModel):
     reward_mode: RewardMode = "binary"
     duration: float | None = Field(None, gt=0, description="Scenario duration in simulated seconds; default: ARE's cap (420 s Time, else 1800 s).")
     judge: JudgeConfig = Field(default_factory=JudgeConfig, description="scripted (default) | llm | strict | a plugin's judge; see orchestra.judges")
+    noise: NoiseConfig | None = Field(None, description="Gaia2's noise (tool failures, environment events); None runs clean")
