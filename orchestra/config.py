@@ -7,9 +7,9 @@ of them needs another just for a setting or a budget.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from orchestra.clock import ClockConfig
 from orchestra.judges import JudgeConfig
@@ -28,10 +28,14 @@ RewardMode = Literal["binary", "dense"]
 
 class NoiseConfig(BaseModel):
     """Gaia2's noise augmentation, made reproducible (ARE's `ToolAugmentationConfig` and
-    `EnvEventsConfig`; ARE-NOTES §8). The defaults are Gaia2's `--noise` / `noise` phase.
+    `EnvEventsConfig`; ARE-NOTES §8). The defaults are Gaia2's `--noise` / `noise` phase
+    (ARE's `create_noise_configs()`): p = 0.1 on every app tool, names and descriptions from the
+    scenario's `augmentation` data, 10 environment events per minute with seed 0.
 
-    Tool failures draw from a generator seeded by (scenario seed, run index, agent, call index),
-    not ARE's `Random(None)`, so a rerun fails the same calls."""
+    Tool failures draw from a generator seeded by a SHA-256 digest of (scenario id, scenario seed,
+    run index, agent, call index), not ARE's `Random(None)`, so a rerun fails the same calls
+    (`orchestra.are.noise`). An environment-event rate of 0 adds none (ARE's expander would still
+    add one message burst per conversation). `docs/noise.md` has the details."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -53,4 +57,14 @@ class SessionConfig(BaseModel):
     reward_mode: RewardMode = "binary"
     duration: float | None = Field(None, gt=0, description="Scenario duration in simulated seconds; default: ARE's cap (420 s Time, else 1800 s).")
     judge: JudgeConfig = Field(default_factory=JudgeConfig, description="scripted (default) | llm | strict | a plugin's judge; see orchestra.judges")
-    noise: NoiseConfig | None = Field(None, description="Gaia2's noise (tool failures, environment events); None runs clean")
+    noise: NoiseConfig | None = Field(None, description="Gaia2's noise (tool failures, environment events); None runs clean; true: Gaia2's defaults")
+
+    @field_validator("noise", mode="before")
+    @classmethod
+    def _noise_switch(cls, value: Any) -> Any:
+        """`noise: true` (a team file, an RL environment's argument) is Gaia2's noise; `false` is none."""
+        if value is True:
+            return NoiseConfig()
+        if value is False:
+            return None
+        return value

@@ -106,7 +106,7 @@ class Rollout:
             return
         check_spec(self.spec, self.host)  # a typo'd scaffold or judge fails here, before the scenario loads
         pool = self.judge_pool or self.host.judge_pool(self.spec.session.judge)
-        self._session = Session.start(self.file, self.spec.session, judge_pool=pool)
+        self._session = Session.start(self.file, self.spec.session, judge_pool=pool, run_index=self.spec.sample_index)
         main = self._policy.main_agent
         if main is not None:
             self.main = make_agent(self, model=main.model, scaffold=main.scaffold, scaffold_options=main.scaffold_options, max_steps=main.max_steps)

@@ -30,6 +30,7 @@ from pydantic import BaseModel, Field
 
 from orchestra.are import ids, loading, tools
 from orchestra.are import judges as are_judges
+from orchestra.are import noise as are_noise
 from orchestra.are.environment import DrivenEnvironment
 from orchestra.are.event_log import canonical_events, event_log_sha256
 from orchestra.are.judge_pool import JudgePool
@@ -81,6 +82,8 @@ class Judgement(BaseModel):
     judge_usage: JudgeUsage | None = None
     #: The strict judge's fact checks of free-text arguments (oracle event, argument, facts, verdict).
     judge_checks: list[dict[str, Any]] = Field(default_factory=list)
+    #: Which noise ran and what fired (tool failures, environment events); None: the rollout ran clean.
+    noise: are_noise.NoiseReport | None = None
 
 
 class PartialLog(BaseModel):
@@ -95,10 +98,15 @@ class PartialLog(BaseModel):
 class Session:
     """One rollout of one scenario. Create it with `Session.open(...)`."""
 
-    def __init__(self, prepared: PreparedScenario, config: SessionConfig) -> None:
+    def __init__(self, prepared: PreparedScenario, config: SessionConfig, *, run_index: int = 0) -> None:
         self.prepared = prepared
         self.config = config
         self.scenario = prepared.scenario
+        #: Tool failures (`SessionConfig.noise`), drawn per (scenario, run index, agent, call index).
+        self.tool_failures: are_noise.ToolFailures | None = None
+        if prepared.noise is not None:
+            seed = int(self.scenario.seed or 0)
+            self.tool_failures = are_noise.ToolFailures(prepared.noise, scenario_id=prepared.scenario_id, scenario_seed=seed, run_index=run_index)
         self.env = DrivenEnvironment(self.scenario, verbosity=config.notification_verbosity)
         self._tools = tools.agent_tools(self.scenario)
         #: Turns the policy finished (the scenario's turn structure: `done` once all are answered).
@@ -119,11 +127,13 @@ class Session:
         config: SessionConfig | None = None,
         *,
         judge_pool: JudgePool | None = None,
+        run_index: int = 0,
     ) -> Session:
         """Load, preprocess (oracle run, judge, turns) and start a scenario; `close()` it when done.
 
         The explicit form of `Session.open(...)`, for a session driven step by step from outside
-        (a trainer's environment keeps it open across calls)."""
+        (a trainer's environment keeps it open across calls). `run_index` (a spec's
+        `sample_index`) seeds the noise's tool failures, with the scenario and the calling agent."""
         config = config or SessionConfig()
         file = scenario if isinstance(scenario, ScenarioFile) else ScenarioFile(scenario)
         if judge_pool is None:
@@ -140,8 +150,8 @@ class Session:
             # Loading and preprocessing mint ids too (ARE's uuid4 defaults): same file, same ids.
             with ids.uuid_scope(ids.stable_rng("uuid", "load", hashlib.sha256(file.text.encode()).hexdigest())):
                 sc = loading.parse_scenario_json(file.text, file.path)
-                prepared = loading.prepare_for_rollout(sc, judge, source=str(file.path), duration=config.duration)
-            session = cls(prepared, config)
+                prepared = loading.prepare_for_rollout(sc, judge, source=str(file.path), duration=config.duration, noise=config.noise)
+            session = cls(prepared, config, run_index=run_index)
         except BaseException:
             acquired.__exit__(None, None, None)
             raise
@@ -163,9 +173,10 @@ class Session:
         config: SessionConfig | None = None,
         *,
         judge_pool: JudgePool | None = None,
+        run_index: int = 0,
     ) -> Iterator[Session]:
         """`Session.start(...)` as a context manager: the session is closed on exit."""
-        session = cls.start(scenario, config, judge_pool=judge_pool)
+        session = cls.start(scenario, config, judge_pool=judge_pool, run_index=run_index)
         try:
             yield session
         finally:
@@ -250,14 +261,14 @@ class Session:
         if t > self.now and self.env.running:
             self.env.advance_to(t)
 
-    def call_tool(self, name: str, arguments: dict[str, Any] | None = None) -> ToolOutcome:
+    def call_tool(self, name: str, arguments: dict[str, Any] | None = None, *, agent: str = MAIN_AGENT) -> ToolOutcome:
         """Execute one tool at the simulated now, then charge `tool_call_seconds`.
 
         The hand-driven API: after a wait, what arrived is handed over in `outcome.notifications`;
         an answer to the user (even a failed one: ARE logs the call before running it) ends the turn.
         """
         try:
-            outcome = self.execute_tool(name, arguments)
+            outcome = self.execute_tool(name, arguments, agent=agent)
             if name == WAIT_TOOL:
                 outcome.notifications = self.env.drain_notifications()
             return outcome
@@ -298,12 +309,13 @@ class Session:
         self._check_open()
         return self.env.take_user_messages()
 
-    def execute_tool(self, name: str, arguments: dict[str, Any] | None = None) -> ToolOutcome:
+    def execute_tool(self, name: str, arguments: dict[str, Any] | None = None, *, agent: str = MAIN_AGENT) -> ToolOutcome:
         """Execute one tool at the simulated now without charging the clock.
 
         Like ARE's agent, the ARE tool is called with the arguments as given: a wrong argument
         fails inside ARE (no event is logged) and the outcome carries ARE's exception, with a
-        precise message in `error`.
+        precise message in `error`. Under noise the call may fail as ARE's noisy tools fail
+        (before the method runs; `agent` is part of the draw's seed, see `orchestra.are.noise`).
         """
         self._check_open()
         arguments = {} if arguments is None else arguments
@@ -326,12 +338,15 @@ class Session:
                 error=f"Unknown tool {name!r}. Available tools: {', '.join(sorted(self._tools))}.",
             )
         if name == WAIT_TOOL:
-            return self._wait_for_notification(arguments)
-        return self._run_tool(name, arguments)
+            return self._wait_for_notification(arguments, agent)
+        return self._run_tool(name, arguments, agent=agent)
 
-    def _run_tool(self, name: str, arguments: dict[str, Any], call_arguments: dict[str, Any] | None = None) -> ToolOutcome:
+    def _run_tool(self, name: str, arguments: dict[str, Any], call_arguments: dict[str, Any] | None = None, *, agent: str = MAIN_AGENT) -> ToolOutcome:
         spec, tool = self._tools[name]
         t = self.now
+        failure = self.tool_failures.check(agent, tool, t - self.env.start_time) if self.tool_failures is not None else None
+        if failure is not None:  # ARE's noisy AppTool: raised before the method runs, nothing logged
+            return ToolOutcome(name, arguments, ok=False, error=f"{type(failure).__name__}: {failure}", sim_time=t, exception=failure)
         try:
             with self.env.scope():
                 output = tool(**(arguments if call_arguments is None else call_arguments))
@@ -341,7 +356,7 @@ class Session:
             return ToolOutcome(name, arguments, ok=False, error=problem, sim_time=t, exception=exc)
         return ToolOutcome(name, arguments, ok=True, output=output, sim_time=t)
 
-    def _wait_for_notification(self, arguments: dict[str, Any]) -> ToolOutcome:
+    def _wait_for_notification(self, arguments: dict[str, Any], agent: str = MAIN_AGENT) -> ToolOutcome:
         """Idle to the next event or notification, or the timeout, through ARE's own SystemApp tool.
 
         The call always goes through ARE's tool, so the event log shows it — also when a
@@ -352,7 +367,7 @@ class Session:
         Notifications stay queued.
         """
         end = self.env.end_time
-        outcome = self._run_tool(WAIT_TOOL, arguments, arguments)
+        outcome = self._run_tool(WAIT_TOOL, arguments, arguments, agent=agent)
         if end is not None and self.now > end and self.env.running:
             self.env.advance_to(self.now)  # enforces the duration
         return outcome
@@ -409,8 +424,16 @@ class Session:
             judge=verdict.label,
             judge_usage=verdict.usage,
             judge_checks=verdict.checks,
+            noise=self.noise_report(),
         )
         return self._result
+
+    def noise_report(self) -> are_noise.NoiseReport | None:
+        """Which noise runs in this rollout and what fired so far; None when it runs clean."""
+        p = self.prepared
+        if p.noise is None:
+            return None
+        return are_noise.report(p.noise, self.scenario, self.tool_failures, self.env.event_log(), augmentation=p.augmentation, scheduled=p.env_events_scheduled)
 
 
 def _clean_rationale(validation: Any) -> str:

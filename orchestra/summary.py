@@ -55,6 +55,10 @@ class CapabilitySummary(BaseModel):
     cost_usd: float = 0.0
     #: Passed rollouts per US dollar spent (None when nothing was spent: offline models).
     success_per_dollar: float | None = None
+    #: Rollouts that ran under noise, and what fired in them (`SessionConfig.noise`).
+    noise_rollouts: int = 0
+    tool_failures: int = 0
+    env_events: int = 0
 
 
 class RunSummary(BaseModel):
@@ -110,6 +114,8 @@ def _summarize(capability: str, records: list[RolloutRecord]) -> CapabilitySumma
     s.tokens = sum(r.prompt_tokens + r.completion_tokens for r in results)
     s.cost_usd = sum(r.cost_usd for r in results)
     s.success_per_dollar = s.passed / s.cost_usd if s.cost_usd > 0 else None
+    noisy = [r.noise for r in results if r.noise is not None]
+    s.noise_rollouts, s.tool_failures, s.env_events = len(noisy), sum(n.tool_failures for n in noisy), sum(n.env_events for n in noisy)
     return s
 
 

@@ -43,6 +43,6 @@ def tool_call(agent: AgentView, call: ToolCall) -> Awaitable[ToolOutcome]:
                 sim_time=agent.session.now,
                 error=f"Unknown tool {call.name!r}. Available tools: {', '.join(sorted(agent.tools))}.",
             )
-        return agent.session.execute_tool(call.name, call.arguments)
+        return agent.session.execute_tool(call.name, call.arguments, agent=agent.name)
 
     return run()

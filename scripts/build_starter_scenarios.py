@@ -61,6 +61,7 @@ from are.simulation.types import (  # noqa: E402
     EventType,
 )
 
+from orchestra_dev.corpus import text as corpus_text  # noqa: E402
 from orchestra_dev.corpus.export import apply_exporter_fixups  # noqa: E402
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -689,6 +690,99 @@ SCENARIOS: list[type[StarterScenario]] = [
 
 
 # ---------------------------------------------------------------------------------------------
+# Augmentation (Gaia2's noise phase): tool renames / paraphrases and distractor event material
+# ---------------------------------------------------------------------------------------------
+
+#: New messages for each existing Messages conversation (sender key, content): what ARE's
+#: EnvEventsExpander turns into distractor ENV events (`create_and_add_message`).
+AUGMENTATION_MESSAGES = {
+    "sofia": [
+        ("sofia", "Also, the ramen place has a new tasting menu."),
+        ("sofia", "No rush on the weekend plans, just let me know."),
+        ("sofia", "My sister might join us too, hope that's ok."),
+        ("sofia", "Saw a great pottery class flyer, thought of you!"),
+    ],
+    "marcus": [
+        ("marcus", "QA found two minor bugs, nothing blocking."),
+        ("marcus", "Do you have the link to the release notes draft?"),
+        ("marcus", "Nevermind, found it in the wiki."),
+        ("marcus", "Coffee later this week?"),
+    ],
+    "design_team": [
+        ("elena", "I pushed a small update to the icon set."),
+        ("priya", "Thanks Elena, the new icons look crisp."),
+        ("elena", "Feedback welcome before Friday."),
+        ("priya", "I'll add it to the review agenda."),
+    ],
+}
+
+#: New inbox emails (sender key, subject, content). ARE 1.2.0's expander adds email events only for
+#: apps named EmailClientV2 / EmailClientApp / Mail, so for Gaia2's `Emails` name these are data only.
+AUGMENTATION_EMAILS = [
+    ("marcus", "Team offsite ideas", "Hi Alex,\n\nA few of us are collecting ideas for the team offsite. Any suggestions?\n\nMarcus"),
+    ("elena", "Design critique notes", "Hi Alex,\n\nSharing my notes from the design critique; nothing urgent.\n\nElena"),
+    ("priya", "Reading list", "Hi Alex,\n\nHere are two articles on onboarding metrics I enjoyed.\n\nPriya"),
+]
+
+
+def augmentation_block(apps: list) -> dict:
+    """The file's `augmentation` block: for every app tool an alternative name and a paraphrased
+    description (keyed by `AppTool.name`, from the corpus's text material), and `apps` states
+    for ARE's EnvEventsExpander (new messages in the existing conversations, new emails)."""
+    import random
+
+    rng = random.Random(SEED + 7)
+    names: dict[str, str] = {}
+    descriptions: dict[str, str] = {}
+    by_name = {app.name: app for app in apps if app.name not in ("AgentUserInterface", "SystemApp")}
+    for app_name in sorted(by_name):
+        app = by_name[app_name]
+        note = corpus_text.MESSAGING_MODE_NOTE[app.mode.value] if isinstance(app, MessagingAppV2) else ""
+        for method in sorted(t.name.split("__", 1)[1] for t in app.get_tools()):
+            alternatives, description = corpus_text.TOOL_TEXT[method]
+            names[f"{app_name}__{method}"] = f"{app_name}__{rng.choice(alternatives)}"
+            descriptions[f"{app_name}__{method}"] = description + note
+    conversations = {}
+    for conv in sorted(by_name["Messages"].conversations.values(), key=lambda c: c.conversation_id):
+        key = next(k for k in AUGMENTATION_MESSAGES if hid(f"conv/{k}") == conv.conversation_id)
+        conversations[conv.conversation_id] = {
+            "conversation_id": conv.conversation_id,
+            "participant_ids": list(conv.participant_ids),
+            "title": conv.title,
+            "last_updated": START_TIME,
+            "messages": [
+                {"sender_id": phone_of(sender), "message_id": hid(f"aug-msg/{key}/{i}"), "timestamp": START_TIME, "content": content}
+                for i, (sender, content) in enumerate(AUGMENTATION_MESSAGES[key])
+            ],
+        }
+    messages_state = {**{k: v for k, v in by_name["Messages"].get_state().items() if k != "conversations"}, "conversations": conversations}
+    emails = [
+        {
+            "email_id": hid(f"aug-email/{i}"),
+            "sender": email_of(sender),
+            "recipients": [USER_EMAIL],
+            "subject": subject,
+            "content": content,
+            "cc": [],
+            "attachments": {},
+            "timestamp": START_TIME,
+            "is_read": False,
+            "parent_id": None,
+        }
+        for i, (sender, subject, content) in enumerate(AUGMENTATION_EMAILS)
+    ]
+    mail = {"user_email": USER_EMAIL, "view_limit": 5, "folders": {"INBOX": {"folder_name": "INBOX", "emails": emails}}}
+    return {
+        "apps": [
+            {"name": "Emails", "class_name": "EmailClientV2", "app_state": mail},
+            {"name": "Messages", "class_name": "MessagingAppV2", "app_state": messages_state},
+        ],
+        "tool_names_mapping": names,
+        "tool_descriptions_mapping": descriptions,
+    }
+
+
+# ---------------------------------------------------------------------------------------------
 # Export + fix-ups
 # ---------------------------------------------------------------------------------------------
 
@@ -701,6 +795,7 @@ def export_scenario(cls: type[StarterScenario]) -> tuple[str, dict]:
 
     # The export carries wall-clock / uuid4 values: pin them, and apply ARE 1.2.0's fix-ups.
     apply_exporter_fixups(data, ensure_ascii=True)
+    data["augmentation"] = augmentation_block(scenario.apps)
     return cls.config_name, data
 
 

@@ -17,6 +17,9 @@ if TYPE_CHECKING:  # pragma: no cover - import for type checkers only
 from orchestra.are.environment import DrivenEnvironment
 from orchestra.are.ids import reseed_apps
 from orchestra.are.imports import import_are
+from orchestra.are.noise import configure as configure_noise
+from orchestra.are.noise import expansion_events, has_augmentation
+from orchestra.config import NoiseConfig
 
 SUPPORTED_VERSION = "are_simulation_v1"
 #: ARE's benchmark runner caps scenarios at these durations (are/simulation/scenarios/config.py).
@@ -170,6 +173,11 @@ class PreparedScenario:
     #: Verdicts of intermediate turns, recorded as ARE's online turn triggers judge them.
     turn_verdicts: list[dict[str, Any]] = field(default_factory=list)
     judge: Any = None
+    #: The noise the scenario was prepared with (None: clean), whether it had augmentation data,
+    #: and how many environment events ARE's expander added.
+    noise: NoiseConfig | None = None
+    augmentation: bool = False
+    env_events_scheduled: int = 0
 
     @property
     def scenario_id(self) -> str:
@@ -186,12 +194,15 @@ def prepare_for_rollout(
     *,
     source: str,
     duration: float | None = None,
+    noise: NoiseConfig | None = None,
 ) -> PreparedScenario:
     """Mirror `preprocess_scenario` (are/.../scenario_imported_from_json/utils.py:43-157).
 
     Differences, each deliberate: the judge comes from a pool instead of being built per scenario;
     the oracle run is thread-free on a simulated clock (so the oracle timeline the judge compares
     against is exact and identical in every process); app RNGs are seeded process-independently.
+    `noise` sets ARE's augmentation configs before `initialize()` (`orchestra.are.noise`): ARE's
+    expander adds the environment events, ARE renames the tools; tool failures are the session's.
     """
     import_are()
     from are.simulation.apps.system import SystemApp
@@ -206,8 +217,7 @@ def prepare_for_rollout(
     if scenario.apps is not None and "SystemApp" not in [a.name for a in scenario.apps]:
         scenario.apps.append(SystemApp())
     scenario.duration = duration if duration is not None else scenario_duration_cap(scenario)
-    scenario.tool_augmentation_config = None
-    scenario.env_events_config = None
+    configure_noise(scenario, noise, source)
     try:
         scenario.initialize()
     except Exception as exc:
@@ -246,7 +256,15 @@ def prepare_for_rollout(
     reseed_apps(scenario)
     scenario.oracle_run_event_log = oracle_log
     scenario.judge = judge
-    prepared = PreparedScenario(scenario=scenario, source=source, oracle_log=oracle_log, judge=judge)
+    prepared = PreparedScenario(
+        scenario=scenario,
+        source=source,
+        oracle_log=oracle_log,
+        judge=judge,
+        noise=noise,
+        augmentation=has_augmentation(scenario),
+        env_events_scheduled=len(expansion_events(scenario)),
+    )
 
     def recording_trigger(env: Any, turn_idx: int) -> tuple[bool, dict[str, str]]:
         success, matches = judge.trigger_condition(env, turn_idx)

@@ -129,6 +129,41 @@ def add_session_options(p: argparse.ArgumentParser, *, reward_mode: bool = True)
     )
 
 
+#: Option destination -> the `NoiseConfig` field it sets.
+NOISE_OPTIONS = {"tool_failure_probability": "tool_failure_probability", "env_events_per_minute": "env_events_per_minute"}
+
+
+def add_noise_options(p: argparse.ArgumentParser) -> None:
+    """`--noise` and its two knobs (Gaia2's noise, reproducible; `docs/noise.md`). Any of them turns
+    noise on, with Gaia2's defaults for what is not given; `--no-noise` turns a team file's off."""
+    g = p.add_argument_group("noise (Gaia2's noise phase, reproducible; docs/noise.md)")
+    g.add_argument(
+        "--noise",
+        action=argparse.BooleanOptionalAction,
+        help="tool failures (p=0.1, every app tool), renamed/re-described tools and 10 environment events per minute "
+        "from each scenario's `augmentation` data, as Gaia2's noise phase; the same failures and events on every rerun",
+    )
+    g.add_argument("--tool-failure-probability", type=float, metavar="P", help="chance that an app tool call fails (turns noise on; default 0.1)")
+    g.add_argument(
+        "--env-events-per-minute", type=float, metavar="N", help="environment (distractor) events per simulated minute (turns noise on; default 10; 0: none)"
+    )
+
+
+def _noise(args: argparse.Namespace, base: Any) -> Any:
+    """The `NoiseConfig` (or None) the noise options make of `base`'s."""
+    from orchestra.config import NoiseConfig
+
+    given = {NOISE_OPTIONS[d]: v for d, v in _given(args, NOISE_OPTIONS).items()}
+    switch = getattr(args, "noise", None)
+    if switch is False:
+        if given:
+            raise OrchestraError(f"--no-noise with {' / '.join('--' + d.replace('_', '-') for d in _given(args, NOISE_OPTIONS))}: choose one")
+        return None
+    if not switch and not given:
+        return base
+    return _updated(base or NoiseConfig(), given, {field: "--" + dest.replace("_", "-") for dest, field in NOISE_OPTIONS.items()})
+
+
 def _given(args: argparse.Namespace, options: dict[str, Any]) -> dict[str, Any]:
     """The options of `options` the user gave, by destination."""
     return {dest: getattr(args, dest) for dest in options if getattr(args, dest, None) is not None}
@@ -152,7 +187,7 @@ def _updated(model: BaseModel, update: dict[str, Any], flags: dict[str, str]) ->
 
 
 def session_config(args: argparse.Namespace, base: SessionConfig | None = None) -> SessionConfig:
-    """`base` (default `SessionConfig()`) with the session and judge options the user gave.
+    """`base` (default `SessionConfig()`) with the session, judge and noise options the user gave.
 
     A `--judge` naming another mode than the base's replaces the base's judge (its model, cache,
     ...); the other judge options adjust whichever judge results."""
@@ -174,4 +209,8 @@ def session_config(args: argparse.Namespace, base: SessionConfig | None = None) 
             raise OrchestraError(f"{' / '.join(ignored)} only apply to --judge llm (the judge is {mode!r})")
     judge = _updated(judge_base, judge_given, {field: flag for field, flag in JUDGE_OPTIONS.values()})
     top = {SESSION_OPTIONS[d]: v for d, v in _given(args, SESSION_OPTIONS).items()}
-    return _updated(base, {**top, "clock": clock, "judge": judge}, {field: "--" + dest.replace("_", "-") for dest, field in SESSION_OPTIONS.items()})
+    return _updated(
+        base,
+        {**top, "clock": clock, "judge": judge, "noise": _noise(args, base.noise)},
+        {field: "--" + dest.replace("_", "-") for dest, field in SESSION_OPTIONS.items()},
+    )

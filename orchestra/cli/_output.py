@@ -56,6 +56,8 @@ def outcome_record(o: RolloutRecord) -> dict[str, Any]:
             delegations=[vars(d) for d in r.delegations],
             app_agents=r.app_agents,
         )
+        if r.noise is not None:  # which noise ran, what fired (only under noise: clean records stay as they were)
+            rec["noise"] = r.noise.model_dump(mode="json")
         if o.note:
             rec["perturbation_note"] = o.note
     if o.partial is not None:  # failed before its verdict: what had happened by then
@@ -87,8 +89,33 @@ def outcome_line(o: RolloutRecord, id_width: int = 36) -> str:
     text += f"  judge={r.judge}"
     if r.stop_reason == "step_budget":
         text += f"  stop=step_budget ({r.main_steps} steps)"
+    if r.noise is not None:
+        text += f"  {noise_text(r.noise)}"
     error = o.error or r.error
     return text + (f"  error: {one_line(error)}" if error else "")
+
+
+def noise_text(noise: Any) -> str:
+    """What the noise did in one rollout (a `NoiseReport`): failures of calls drawn, the tools that
+    failed (first three), environment events that ran; `no-augmentation` when the file had none."""
+    failed = [f.tool for f in noise.failed_calls]
+    shown = f" ({', '.join(failed[:3])}{', ...' if len(failed) > 3 else ''})" if failed else ""
+    flag = "" if noise.augmentation else " no-augmentation"
+    return f"noise: failures={noise.tool_failures}/{noise.tool_calls_drawn}{shown} env_events={noise.env_events}{flag}"
+
+
+def noise_totals(records: Any) -> str | None:
+    """One line over a batch: rollouts that ran under noise, tool failures, environment events; None when none did."""
+    noisy = [o.result.noise for o in records if o.result is not None and o.result.noise is not None]
+    if not noisy:
+        return None
+    failures, drawn, events = sum(n.tool_failures for n in noisy), sum(n.tool_calls_drawn for n in noisy), sum(n.env_events for n in noisy)
+    bare = sum(not n.augmentation for n in noisy)
+    configs = sorted(
+        {f"p={n.config.tool_failure_probability:g} env_events/min={n.config.env_events_per_minute:g} seed={n.config.env_events_seed}" for n in noisy}
+    )
+    text = f"noise ({'; '.join(configs)}): {len(noisy)} rollout(s), {failures} tool failure(s) in {drawn} call(s), {events} environment event(s)"
+    return text + (f"; {bare} without augmentation data" if bare else "")
 
 
 def one_line(text: str) -> str:

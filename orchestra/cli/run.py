@@ -16,6 +16,7 @@ import anyio
 from orchestra.cli._options import (
     SOURCE_HELP,
     add_filter_options,
+    add_noise_options,
     add_session_options,
     filter_kwargs,
     no_scenario_error,
@@ -23,7 +24,7 @@ from orchestra.cli._options import (
     positive_int,
     session_config,
 )
-from orchestra.cli._output import emit_json, outcome_line, outcome_record, write_rollout
+from orchestra.cli._output import emit_json, noise_totals, outcome_line, outcome_record, write_rollout
 from orchestra.cli._trace import add_trace_options
 from orchestra.config import DEFAULT_MAX_STEPS
 from orchestra.errors import OrchestraError
@@ -100,6 +101,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--json", action="store_true", help="one JSON object per rollout")
     add_session_options(p)
+    add_noise_options(p)
     add_filter_options(p)
     add_trace_options(p)
     p.set_defaults(func=run)
@@ -198,6 +200,9 @@ def _run_batch(args: argparse.Namespace, specs: list[_Spec], host: Host, team_ya
         mean = sum(r.reward for r in judged) / len(judged) if judged else 0.0
         passed = sum(o.status == "PASS" for o in everything)
         print(f"\n{len(everything)} rollout(s): {passed} passed, mean reward {mean:.3f}, {errors} error(s)", file=sys.stderr)
+        totals = noise_totals(everything)
+        if totals:
+            print(totals, file=sys.stderr)
         if args.runs > 1 or len(summary.capabilities) > 2:
             print(format_summary(summary), file=sys.stderr)
     return 1 if errors else 0

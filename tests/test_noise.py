@@ -1,0 +1,197 @@
+"""Gaia2's noise, reproducible (`orchestra.are.noise`, `SessionConfig.noise`): ARE's semantics for
+tool failures, names and descriptions; ARE's own expander for environment events; the same
+failures and events on every rerun."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from helpers import REPO, SCENARIOS
+from orchestra.are import noise as are_noise
+from orchestra.config import NoiseConfig, SessionConfig
+from orchestra.oracle import build_plan, replay
+from orchestra.session import SEND_TO_USER_TOOL, Session
+
+CORPUS = SCENARIOS / "corpus"
+GROUP_CHAT = CORPUS / "execution" / "validation" / "univ_02_exec_group_chat.json"
+CALENDAR = SCENARIOS / "execution" / "validation" / "starter_execution_calendar.json"
+ARE_MESSAGE = "Calling {name} failed with error: Internal error - Retry again later"
+#: Failures only (no events, no renames): isolates the tool-failure draw.
+FAILURES_ONLY = dict(apply_tool_name_augmentation=False, apply_tool_description_augmentation=False, env_events_per_minute=0)
+
+
+def _replayed(path: Path, noise: NoiseConfig | None, judge_pool: Any, run_index: int = 0) -> Any:
+    with Session.open(path, SessionConfig(noise=noise), judge_pool=judge_pool, run_index=run_index) as s:
+        replay(s, build_plan(s))
+        return s.finish()
+
+
+# ------------------------------------------------------------------ tool failures
+
+
+def test_failure_draw_is_a_stable_digest_not_hash():
+    """The draw depends only on its key: pinned values, and the same in a process with another hash seed."""
+    key = ("univ_02_exec_group_chat", 7, 0, "main", 3)
+    here = [are_noise.failure_draw(*key[:4], i) for i in range(5)]
+    code = f"from orchestra.are.noise import failure_draw; print([failure_draw(*{key[:4]!r}, i) for i in range(5)])"
+    env = {**os.environ, "PYTHONHASHSEED": "12345"}
+    there = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True, cwd=REPO).stdout
+    assert json.loads(there) == here
+    assert len(set(here)) == 5 and all(0 <= u < 1 for u in here)
+    # a different agent, run or scenario draws differently
+    assert are_noise.failure_draw(*key[:3], "Emails", 3) != here[3]
+    assert are_noise.failure_draw(key[0], key[1], 1, "main", 3) != here[3]
+
+
+def test_a_failed_call_is_ares_failure_before_the_method_runs(judge_pool):
+    """p = 1: ARE's exception text (the tool's own template, its ARE name), and no event logged."""
+    with Session.open(CALENDAR, SessionConfig(noise=NoiseConfig(tool_failure_probability=1.0, **FAILURES_ONLY)), judge_pool=judge_pool) as s:
+        before = len(s.env.event_log())
+        outcome = s.execute_tool("Calendar__get_calendar_events_from_to", {"start_datetime": "2024-10-15 00:00:00", "end_datetime": "2024-10-16 00:00:00"})
+        assert not outcome.ok and len(s.env.event_log()) == before
+        assert outcome.error == "Exception: " + ARE_MESSAGE.format(name="Calendar__get_calendar_events_from_to")
+        assert s.app_tools["Calendar__get_calendar_events_from_to"].failure_message_template == ARE_MESSAGE
+        report = s.noise_report()
+        assert report is not None and report.tool_failures == report.tool_calls_drawn == 1
+        assert report.failed_calls[0].model_dump() == {"agent": "main", "call_index": 0, "tool": "Calendar__get_calendar_events_from_to", "sim_seconds": 0.0}
+
+
+def test_ares_own_noise_fails_the_user_interface_and_system_tools_too(judge_pool):
+    """ARE's measured behaviour, hence the default: ARE sets the probability on every app,
+    AgentUserInterface and SystemApp included (`send_message_to_user` fails under ARE's noise)."""
+    from orchestra.are import loading
+
+    sc = loading.parse_scenario_json(CALENDAR.read_text(), CALENDAR)
+    from are.simulation.types import ToolAugmentationConfig
+
+    sc.tool_augmentation_config = ToolAugmentationConfig(tool_failure_probability=1.0)
+    sc.initialize()
+    tools = {t.name: t for t in sc.get_tools()}
+    for name, args in ((SEND_TO_USER_TOOL, {"content": "hi"}), ("SystemApp__get_current_time", {})):
+        with pytest.raises(Exception, match="Internal error - Retry again later"):
+            tools[name](**args)
+    assert NoiseConfig().system_tools_can_fail is True
+
+
+@pytest.mark.parametrize("can_fail", [True, False])
+def test_system_tools_can_fail_is_the_switch(judge_pool, can_fail):
+    config = NoiseConfig(tool_failure_probability=1.0, system_tools_can_fail=can_fail, **FAILURES_ONLY)
+    with Session.open(CALENDAR, SessionConfig(noise=config), judge_pool=judge_pool) as s:
+        answer = s.execute_tool(SEND_TO_USER_TOOL, {"content": "Done."})
+        time = s.execute_tool("SystemApp__get_current_time", {})
+        app = s.execute_tool("Contacts__get_contacts", {})
+        assert (answer.ok, time.ok, app.ok) == (not can_fail, not can_fail, False)
+
+
+def test_noise_fails_calls_the_same_way_on_every_rerun_and_differently_per_run_index(judge_pool):
+    config = NoiseConfig(tool_failure_probability=0.3, **FAILURES_ONLY)
+    a, b = (_replayed(GROUP_CHAT, config, judge_pool) for _ in range(2))
+    assert a.noise is not None and b.noise is not None
+    assert a.event_log_sha256 == b.event_log_sha256 and a.noise == b.noise
+    others = [_replayed(GROUP_CHAT, config, judge_pool, run_index=i).noise for i in (1, 2, 3)]
+    assert any(o is not None and o.failed_calls != a.noise.failed_calls for o in others)
+
+
+# ------------------------------------------------------------------ names, descriptions
+
+
+def test_the_model_sees_the_renamed_tools_and_the_judge_does_not_care(judge_pool):
+    data = json.loads(GROUP_CHAT.read_text())
+    names, descriptions = data["augmentation"]["tool_names_mapping"], data["augmentation"]["tool_descriptions_mapping"]
+    clean = NoiseConfig(tool_failure_probability=0.0, env_events_per_minute=0)
+    with Session.open(GROUP_CHAT, SessionConfig(noise=clean), judge_pool=judge_pool) as s:
+        tools = s.tools
+        assert set(names.values()) <= set(tools) and "Messages__send_message_to_group_conversation" not in tools
+        renamed = names["Messages__send_message_to_group_conversation"]
+        assert tools[renamed].description == descriptions["Messages__send_message_to_group_conversation"]
+        assert SEND_TO_USER_TOOL in tools  # the user interface and the system app keep their names (ARE)
+        replay(s, build_plan(s))
+        judged = s.finish()
+    assert judged.success, judged.rationale
+    assert judged.noise is not None and judged.noise.renamed_tools == len(names) and judged.noise.tool_failures == 0
+
+
+# ------------------------------------------------------------------ environment events
+
+
+def _expansion(events: list[Any]) -> list[tuple[Any, ...]]:
+    out = []
+    for e in (e for e in events if str(e.event_id).startswith(are_noise.ENV_EXPANSION_PREFIX)):
+        action = e.action
+        args = {k: v for k, v in action.args.items() if k != "self"}
+        out.append(
+            (
+                e.event_id,
+                e.event_relative_time,
+                tuple(d.event_id for d in e.dependencies),
+                action.app.name,
+                action.function.__name__,
+                repr(sorted(args.items())),
+            )
+        )
+    return out
+
+
+def test_the_environment_events_are_those_ares_expander_adds(judge_pool):
+    """ARE alone (importer, EnvEventsConfig(10/min, seed 0), initialize at the benchmark's 1800 s)
+    adds exactly the events orchestra's session runs with."""
+    from are.simulation.scenarios.utils.scenario_expander import EnvEventsConfig
+
+    from orchestra.are import loading
+
+    sc = loading.parse_scenario_json(GROUP_CHAT.read_text(), GROUP_CHAT)
+    sc.duration = 1800
+    sc.env_events_config = EnvEventsConfig(num_env_events_per_minute=10, env_events_seed=0)
+    sc.initialize()
+    theirs = _expansion(sc.events)
+    with Session.open(GROUP_CHAT, SessionConfig(noise=NoiseConfig()), judge_pool=judge_pool) as s:
+        ours = _expansion(s.scenario.events)
+        assert s.prepared.env_events_scheduled == len(ours)
+    assert len(theirs) > 50 and ours == theirs
+
+
+def test_environment_events_run_on_the_simulated_clock_and_the_judge_ignores_them(judge_pool):
+    events_only = NoiseConfig(tool_failure_probability=0.0, apply_tool_name_augmentation=False, apply_tool_description_augmentation=False)
+    judged = _replayed(CALENDAR, events_only, judge_pool)
+    assert judged.success, judged.rationale
+    assert judged.noise is not None and judged.noise.env_events > 0 and judged.noise.env_events_scheduled >= judged.noise.env_events
+    ran = [e for e in judged.event_log if str(e.get("event_id", "")).startswith("env_expansion_")]
+    assert len(ran) == judged.noise.env_events
+    assert _replayed(CALENDAR, events_only, judge_pool).event_log_sha256 == judged.event_log_sha256
+
+
+def test_a_scenario_without_augmentation_data_says_so(judge_pool, tmp_path):
+    data = json.loads(CALENDAR.read_text())
+    del data["augmentation"]
+    bare = tmp_path / "bare.json"
+    bare.write_text(json.dumps(data))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        judged = _replayed(bare, NoiseConfig(tool_failure_probability=0.0), judge_pool)
+    assert [str(w.message) for w in caught if issubclass(w.category, are_noise.NoiseWarning)] == [f"noise: no augmentation data in {bare}"]
+    assert judged.noise is not None and not judged.noise.augmentation and judged.noise.env_events == 0 and judged.success
+
+
+def test_noise_off_runs_clean(judge_pool):
+    judged = _replayed(CALENDAR, None, judge_pool)
+    assert judged.success and judged.noise is None
+    assert not any(str(e.get("event_id", "")).startswith("env_expansion_") for e in judged.event_log)
+
+
+# ------------------------------------------------------------------ settings
+
+
+def test_noise_true_in_a_session_is_gaia2s_noise():
+    assert SessionConfig.model_validate({"noise": True}).noise == NoiseConfig()
+    assert SessionConfig.model_validate({"noise": False}).noise is None
+    gaia2 = NoiseConfig()
+    assert (gaia2.tool_failure_probability, gaia2.env_events_per_minute, gaia2.env_events_seed) == (0.1, 10.0, 0)
+    assert gaia2.apply_tool_name_augmentation and gaia2.apply_tool_description_augmentation
