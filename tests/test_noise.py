@@ -236,25 +236,30 @@ def test_concurrent_rollouts_under_noise_equal_serial_ones(judge_pool):
 @pytest.mark.slow
 def test_noise_on_every_bundled_scenario(judge_pool):
     """Under Gaia2's noise, through a scaffold with the oracle model: every scenario has its tools
-    renamed, environment events scheduled and something fired (failures or events); the pass rate
-    drops below 1.0; a rerun gives the same event logs. The oracle replay still runs everywhere."""
+    renamed, environment events scheduled and its calls drawn; failures and events fire (on 44 of
+    the 51 short oracle trajectories when measured; the other 7 make 2-7 calls in at most 67 s);
+    the pass rate drops below 1.0; a rerun (concurrent) gives the same event logs. The oracle
+    replay still runs everywhere and reports its failed calls."""
     from orchestra.runner import execute_sources_sync
     from orchestra.scenario_files import resolve
 
     session = SessionConfig(noise=NoiseConfig())
     specs = _oracle_model_specs(resolve(["bundled"]), session)
-    first, again = _run(specs, judge_pool), _run(specs, judge_pool)
+    first, again = _run(specs, judge_pool), _run(specs, judge_pool, concurrency=4)
     assert len(first) == 51
     for sid, record in first.items():
         result = record.result
         assert record.error is None and result is not None and result.noise is not None, (sid, record.error)
         noise = result.noise
-        assert noise.augmentation and noise.renamed_tools > 0 and noise.env_events_scheduled > 0, sid
-        assert noise.tool_failures + noise.env_events > 0, (sid, noise)
+        assert noise.augmentation and noise.renamed_tools > 0 and noise.env_events_scheduled > 0 and noise.tool_calls_drawn > 0, sid
         rerun = again[sid].result
         assert rerun is not None and (rerun.event_log_sha256, rerun.noise) == (result.event_log_sha256, noise), sid
+    reports = [r.result.noise for r in first.values() if r.result is not None and r.result.noise is not None]
+    assert sum(n.tool_failures + n.env_events > 0 for n in reports) >= 40
+    assert sum(n.tool_failures for n in reports) > 0 and sum(n.env_events for n in reports) > 0
     passed = sum(r.result is not None and r.result.success for r in first.values())
     assert passed < len(first)
     replayed = execute_sources_sync(["bundled"], session=session, judge_pool=judge_pool)
     assert all(r.error is None and r.result is not None and r.result.noise is not None for r in replayed)
-    assert sum(r.result.noise.tool_failures for r in replayed if r.result and r.result.noise) > 0
+    failed = [r for r in replayed if r.result is not None and r.result.noise is not None and r.result.noise.tool_failures]
+    assert failed and all(len(r.result.noise.failed_calls) == r.result.noise.tool_failures for r in failed if r.result and r.result.noise)
