@@ -203,7 +203,13 @@ def _charts(run: RunFolder) -> list[tuple[str, str, str]]:
     rates.add_bar(name=f"pass@k (k={k})", x=names, y=[pct(c.pass_at_k) for c in rows], marker_color="#26a69a")
     rates.add_bar(name=f"pass^k (k={k})", x=names, y=[pct(hat_k(c)) for c in rows], marker_color="#ffa726")
 
-    outcomes = go.Figure(layout={**layout, "title": {"text": "Outcomes by capability (rollouts)"}, "barmode": "stack", "yaxis": {"title": "rollouts"}})
+    for c in rows:
+        if c.pass_at_1 is None:  # nothing judged: say so where its bars would be
+            rates.add_annotation(x=c.capability, y=4, text="no verdict", showarrow=False, yanchor="bottom", font={"color": "#757575"})
+
+    outcomes = go.Figure(
+        layout={**layout, "title": {"text": "Outcomes by capability (rollouts)"}, "barmode": "stack", "yaxis": {"title": "rollouts"}, "legend": {**layout["legend"], "traceorder": "normal"}}
+    )
     for status, attr in (("PASS", "passed"), ("FAIL", "failed"), ("ERROR", "errors"), ("N/A", "not_applicable")):
         counts = [getattr(c, attr) for c in rows]
         if any(counts) or status in ("PASS", "FAIL"):
@@ -598,6 +604,7 @@ table.grid th,table.grid td{border-bottom:1px solid var(--line);padding:5px 8px;
 table.grid th{background:var(--soft);font-weight:600;white-space:nowrap}
 table.num td:not(:first-child),table.num th:not(:first-child){text-align:right;white-space:nowrap}
 tr.total td{font-weight:700;border-top:2px solid var(--fg)}
+#rollouts td:first-child{white-space:nowrap}#rollouts td.err{max-width:420px}
 table.small{font-size:12.5px}
 table.facts th{text-align:left;padding:2px 16px 2px 0;color:var(--dim);font-weight:500;vertical-align:top}table.facts td{padding:2px 0}
 .note{background:#fff4e5;border-left:4px solid #ef6c00;padding:6px 10px;margin:8px 0}
