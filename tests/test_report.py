@@ -380,12 +380,18 @@ def test_the_report_renders_in_headless_chromium(mixed: Path, tmp_path: Path) ->
             assert not transcript.locator(".body").is_visible()
             page.click(f'#rollouts a[href="#{anchor(team)}"]')
             assert transcript.locator(".body").is_visible()
+            transcript.locator("details").evaluate_all("(all) => all.forEach((d) => { d.open = true; })")  # its nested sections (sub-agents, event log)
             text = transcript.inner_text()
             assert "Delegations" in text and "EmailClientV2__create_and_add_email" in text and "Emails__expert_agent" in text
             page.locator('.filters button[data-filter="ERROR"]').click()
             visible = [row.get_attribute("data-status") for row in page.locator("#rollouts tr[data-status]").all() if row.is_visible()]
             assert visible == ["ERROR", "ERROR"]
             page.locator('.filters button[data-filter="all"]').click()
+            page.locator("#chart-rates").scroll_into_view_if_needed()
+            bar = page.locator("#chart-rates .point").first.bounding_box()  # plotly's hover label: the chart is live, not a picture
+            assert bar is not None
+            page.mouse.move(bar["x"] + bar["width"] / 2, bar["y"] + bar["height"] / 2)
+            page.wait_for_selector("#chart-rates .hoverlayer .hovertext", timeout=10_000)
             page.screenshot(path=str(shot), full_page=True)
         finally:
             browser.close()
