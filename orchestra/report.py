@@ -208,7 +208,13 @@ def _charts(run: RunFolder) -> list[tuple[str, str, str]]:
             rates.add_annotation(x=c.capability, y=4, text="no verdict", showarrow=False, yanchor="bottom", font={"color": "#757575"})
 
     outcomes = go.Figure(
-        layout={**layout, "title": {"text": "Outcomes by capability (rollouts)"}, "barmode": "stack", "yaxis": {"title": "rollouts"}, "legend": {**layout["legend"], "traceorder": "normal"}}
+        layout={
+            **layout,
+            "title": {"text": "Outcomes by capability (rollouts)"},
+            "barmode": "stack",
+            "yaxis": {"title": "rollouts"},
+            "legend": {**layout["legend"], "traceorder": "normal"},
+        }
     )
     for status, attr in (("PASS", "passed"), ("FAIL", "failed"), ("ERROR", "errors"), ("N/A", "not_applicable")):
         counts = [getattr(c, attr) for c in rows]
