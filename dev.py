@@ -15,6 +15,10 @@ environment:
 * ``test`` and ``setup`` also build ``.venv-phoenix``: Arize Phoenix, the real trace backend of
   ``tests/integration/test_phoenix.py``, from ``requirements-phoenix-lock.txt``, in a venv of its
   own because its pins clash with ARE's (~5 s from PyPI with uv, ~1 s from uv's cache, ~620 MB).
+* ``test`` and ``setup`` also install Debian's Chromium (``apt-get install chromium``, quietly,
+  only when no Chromium is on the PATH, and only as root where apt-get exists): the real browser
+  that ``tests/test_report.py`` renders ``orchestra report``'s page in (driven by playwright, which
+  never downloads a browser of its own). Elsewhere it says what to install.
 
 The install is skipped when the venv already holds a lock that covers the job (a stamp file in
 the venv records which lock, and its hash, was last installed); the same for ``.venv-phoenix``.
@@ -34,6 +38,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import subprocess
 import sys
 import venv
@@ -146,6 +151,27 @@ def ensure_phoenix_env() -> None:
     stamp.write_text(digest + "\n")
 
 
+#: Chromium's names on the PATH (Debian's package installs ``chromium``).
+CHROMIUM_NAMES = ("chromium", "chromium-browser")
+
+
+def ensure_chromium() -> None:
+    """Install Debian's Chromium when there is none (the report's browser test drives it): apt-get,
+    quietly, as root only; idempotent (nothing happens when one is on the PATH or ``ORCHESTRA_CHROMIUM`` names one)."""
+    if os.environ.get("ORCHESTRA_CHROMIUM") or any(shutil.which(name) for name in CHROMIUM_NAMES):
+        return
+    if shutil.which("apt-get") is None or not hasattr(os, "geteuid") or os.geteuid() != 0:
+        print("note: no Chromium on this machine; the report's browser test needs one (Debian: apt-get install chromium)", file=sys.stderr)
+        return
+    print("installing Chromium (apt-get install chromium: the browser of the report's test)", flush=True)
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    for cmd in (["apt-get", "update", "-qq"], ["apt-get", "install", "-y", "-qq", "chromium"]):
+        done = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        if done.returncode:
+            print(f"warning: {' '.join(cmd)} failed (exit {done.returncode}): {done.stderr.strip()[-400:]}", file=sys.stderr)
+            return
+
+
 def main(argv: list[str]) -> int:
     if not argv or argv[0] not in {"demo", "test", "shell", "setup"}:
         print(__doc__)
@@ -156,6 +182,7 @@ def main(argv: list[str]) -> int:
     compile_own_packages()
     if job in ("test", "setup"):
         ensure_phoenix_env()
+        ensure_chromium()
     env = {**os.environ, **OFFLINE_ENV, "VIRTUAL_ENV": str(VENV)}
     env["PATH"] = f"{_bin('python').parent}{os.pathsep}{env.get('PATH', '')}"
     if job == "setup":

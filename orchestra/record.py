@@ -20,6 +20,7 @@ from pydantic import BaseModel, Field, field_serializer
 from orchestra.models import mask_secrets
 from orchestra.session import Judgement, PartialLog
 from orchestra.spec import RolloutSpec
+from orchestra.trajectory import Trajectory
 from orchestra.types import AgentLedger, Delegation
 
 __all__ = ["NativeVerdictRecord", "PartialRollout", "RolloutRecord", "RolloutResult", "build_record"]
@@ -87,6 +88,9 @@ class RolloutRecord(BaseModel):
     note: str | None = None
     #: ARE's own offline verdict on the same trajectory (`OracleConfig.native_parity`).
     native: NativeVerdictRecord | None = None
+    #: Everything every agent was asked, answered and did (`orchestra.trajectory`; docs/trajectories.md).
+    #: Kept in `DIR/rollouts/NAME.json`, left out of `results.jsonl` (`RolloutRecord.compact()`).
+    trajectory: Trajectory | None = None
 
     @field_serializer("spec")
     def _spec_without_secrets(self, spec: RolloutSpec | None) -> dict[str, Any] | None:
@@ -102,6 +106,10 @@ class RolloutRecord(BaseModel):
         if self.error is not None or self.result is None or self.result.error is not None:
             return "ERROR"
         return "PASS" if self.result.success else "FAIL"
+
+    def compact(self) -> dict[str, Any]:
+        """The record as JSON data without its trajectory (a line of `results.jsonl`)."""
+        return self.model_dump(mode="json", exclude={"trajectory"})
 
     @property
     def agents(self) -> list[AgentLedger]:
@@ -129,6 +137,7 @@ def build_record(
     not_applicable: str | None = None,
     note: str | None = None,
     native: NativeVerdictRecord | None = None,
+    trajectory: Trajectory | None = None,
 ) -> RolloutRecord:
     """The record of one rollout: the judgement (if any) with the agents' ledgers and their totals.
 
@@ -176,4 +185,5 @@ def build_record(
         not_applicable=not_applicable,
         note=note,
         native=native,
+        trajectory=trajectory,
     )

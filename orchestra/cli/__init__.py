@@ -26,6 +26,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "run": ("orchestra.cli.run", "run a team (--team) or one agent (--scaffold + --model) over scenarios and judge each rollout"),
     "show": ("orchestra.cli.show", "one rollout of a run folder as a transcript (DIR/NAME, NAME as in DIR/rollouts/)"),
     "compare": ("orchestra.cli.compare", "two run folders side by side: per capability pass@1 deltas, per scenario flips"),
+    "report": ("orchestra.cli.report", "a run folder as one self-contained HTML page: summary, charts, every rollout's transcript"),
     "teams": ("orchestra.cli.teams", "check team files (teams/*.yaml) or list the shipped teams"),
     "scenarios": ("orchestra.cli.scenarios", "list scenarios: id, capabilities, turns, universe size, split"),
     "plugins": ("orchestra.cli.plugins", "list plugins, what each registers, and the hooks each implements"),
