@@ -147,16 +147,6 @@ def read_submission(out_dir: Path, *, model: str, provider: str = "unknown") -> 
     }
 
 
-def validation_report(out_dir: Path, *, model: str, provider: str = "unknown", num_runs: int = 3) -> str:
-    """ARE's text report of a gaia2-run output folder (`generate_validation_report`)."""
-    import_are()
-    from are.simulation.benchmark.gaia2_upload_script import reconstruct_results_from_output_dir
-    from are.simulation.benchmark.report_stats import combine_results_to_dataframe, generate_validation_report
-
-    results = reconstruct_results_from_output_dir(str(out_dir), model, provider)
-    return str(generate_validation_report(combine_results_to_dataframe(results), model, provider, num_runs))
-
-
 def load_traces(output_jsonl: Path) -> list[tuple[str, int | None, int]]:
     """ARE's benchmark loader on an `output.jsonl` (`setup_scenarios_iterator`, the path
     `are-benchmark judge -d FILE` takes): (scenario id, run number, completed events) per trace
