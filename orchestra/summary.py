@@ -24,7 +24,19 @@ from pydantic import BaseModel, Field
 from orchestra.record import RolloutRecord
 from orchestra.results import Manifest
 
-__all__ = ["CapabilitySummary", "RunSummary", "compare", "format_compare", "format_summary", "pass_hat_k", "summarize"]
+__all__ = [
+    "AreRate",
+    "CapabilitySummary",
+    "RunSummary",
+    "are_pass_k",
+    "are_success_rate",
+    "compare",
+    "format_compare",
+    "format_summary",
+    "macro_success_rate",
+    "pass_hat_k",
+    "summarize",
+]
 
 ALL = "all"
 
@@ -200,3 +212,73 @@ def format_compare(result: dict[str, Any], name_a: str, name_b: str) -> str:
         if result["only_in"][side]:
             lines.append(f"only in {side.upper()}: {', '.join(result['only_in'][side])}")
     return "\n".join(lines)
+
+
+# ------------------------------------------------------------------ ARE's report formulas (Gaia2)
+
+
+class AreRate(BaseModel):
+    """A success rate as ARE's report computes it (`benchmark/report_stats.py`), in [0, 1]."""
+
+    #: Mean over the judged rollouts (ARE's `success_rate`: exceptions are left out, not failures).
+    mean: float | None = None
+    #: Standard deviation (ddof 1) of the per-run means; 0 with one run (ARE's `success_rate_std`).
+    std: float = 0.0
+    #: `std / sqrt(runs)` (ARE's `success_rate_sem`, the ± of its report).
+    sem: float = 0.0
+    #: The per-run means, by run index.
+    per_run: dict[int, float] = Field(default_factory=dict)
+
+
+def _spread(values: list[float]) -> tuple[float, float]:
+    if len(values) < 2:
+        return 0.0, 0.0
+    mean = sum(values) / len(values)
+    std = math.sqrt(sum((v - mean) ** 2 for v in values) / (len(values) - 1))
+    return std, std / math.sqrt(len(values))
+
+
+def are_success_rate(records: Iterable[RolloutRecord]) -> AreRate:
+    """ARE's per-capability success rate: the mean over every judged rollout, ± the standard error
+    of the per-run means (`_calculate_success_rate_stats`). `ERROR` rollouts are not judged."""
+    judged = [r for r in records if r.status in ("PASS", "FAIL")]
+    if not judged:
+        return AreRate()
+    per_run: dict[int, list[bool]] = defaultdict(list)
+    for r in judged:
+        per_run[r.sample_index].append(r.status == "PASS")
+    means = {i: sum(v) / len(v) for i, v in sorted(per_run.items())}
+    std, sem = _spread(list(means.values()))
+    return AreRate(mean=sum(r.status == "PASS" for r in judged) / len(judged), std=std, sem=sem, per_run=means)
+
+
+def are_pass_k(records: Iterable[RolloutRecord]) -> tuple[float | None, float | None]:
+    """ARE's Pass@k and Pass^k (`_calculate_pass_at_k_stats`): the share of scenarios with at least
+    one / with only passing judged runs, over every scenario (one whose runs all erred counts as
+    neither). None without scenarios."""
+    by_scenario: dict[str, list[bool]] = defaultdict(list)
+    for r in records:
+        outcomes = by_scenario[_key(r)]
+        if r.status in ("PASS", "FAIL"):
+            outcomes.append(r.status == "PASS")
+    if not by_scenario:
+        return None, None
+    n = len(by_scenario)
+    return sum(any(o) for o in by_scenario.values()) / n, sum(bool(o) and all(o) for o in by_scenario.values()) / n
+
+
+def macro_success_rate(groups: Mapping[str, Iterable[RolloutRecord]]) -> AreRate:
+    """Gaia2's overall score: each group (capability) weighs the same — ARE's macro success rate,
+    the mean of the groups' rates, ± the standard error over runs of the per-run macro means
+    (`_calculate_cross_run_stats(..., "macro")`)."""
+    rates = {name: are_success_rate(records) for name, records in groups.items()}
+    if all(r.mean is None for r in rates.values()):
+        return AreRate()
+    present = [r.mean or 0.0 for r in rates.values()]  # ARE: a group with no judged rollout counts 0
+    runs = sorted({i for r in rates.values() for i in r.per_run})
+    per_run = {}
+    for i in runs:
+        values = [r.per_run[i] for r in rates.values() if i in r.per_run]
+        per_run[i] = sum(values) / len(values)
+    std, sem = _spread(list(per_run.values()))
+    return AreRate(mean=sum(present) / len(present), std=std, sem=sem, per_run=per_run)

@@ -24,6 +24,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "replay": ("orchestra.cli.replay", "replay the oracle over scenarios and print one verdict line per scenario"),
     "judge-check": ("orchestra.cli.judge_check", "oracle and every perturbation per scenario, verdicts vs expectations"),
     "run": ("orchestra.cli.run", "run a team (--team) or one agent (--scaffold + --model) over scenarios and judge each rollout"),
+    "gaia2": (
+        "orchestra.cli.gaia2",
+        "Gaia2's leaderboard protocol: standard, agent2agent and noise phases, ARE's submission files, the seven-column table",
+    ),
     "show": ("orchestra.cli.show", "one rollout of a run folder as a transcript (DIR/NAME, NAME as in DIR/rollouts/)"),
     "compare": ("orchestra.cli.compare", "two run folders side by side: per capability pass@1 deltas, per scenario flips"),
     "report": ("orchestra.cli.report", "a run folder as one self-contained HTML page: summary, charts, every rollout's transcript"),

@@ -1,0 +1,134 @@
+"""`orchestra gaia2`: three phases, ARE's submission layout read back by ARE's own code, resume.
+
+Fast tests run on a Gaia2-layout folder of the small starter scenarios; the whole bundled corpus
+is `slow`."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+
+from orchestra.cli import main
+from orchestra.scenario_files import bundled_root
+
+STARTERS = {
+    "execution": "execution/validation/starter_execution_calendar.json",
+    "search": "search/validation/starter_search_lookup.json",
+    "adaptability": "adaptability/validation/starter_adaptability_reply.json",
+    "time": "time/validation/starter_time_deadline.json",
+    "ambiguity": "ambiguity/validation/starter_ambiguity_clarify.json",
+    "mini": "execution/validation/starter_multiturn_followup.json",
+}
+COLUMNS = ["Execution", "Search", "Adaptability", "Time", "Ambiguity", "Agent2Agent", "Noise"]
+
+
+@pytest.fixture(scope="module")
+def gaia2_folder(tmp_path_factory) -> Path:
+    """A Gaia2 folder in ARE's layout (`<config>/validation/*.json`): one starter per config."""
+    root = tmp_path_factory.mktemp("gaia2")
+    for config, rel in STARTERS.items():
+        target = root / config / "validation" / Path(rel).name
+        target.parent.mkdir(parents=True)
+        shutil.copy(bundled_root() / rel, target)
+    return root
+
+
+def _files(out: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(out)): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture(scope="module")
+def submission(gaia2_folder, tmp_path_factory):
+    out = tmp_path_factory.mktemp("out") / "sub"
+    argv = ["gaia2", "--team", "oracle", "--runs", "2", "--source", str(gaia2_folder), "--out", str(out), "--no-progress", "--json"]
+    return out, argv, main(argv)
+
+
+def test_three_phases_in_ares_layout(submission, capsys):
+    out, _, rc = submission
+    assert rc == 0
+    for phase, config in [("standard", c) for c in ("execution", "search", "adaptability", "time", "ambiguity")] + [("agent2agent", "mini"), ("noise", "mini")]:
+        folder = out / phase / config
+        lines = [json.loads(line) for line in (folder / "output.jsonl").read_text().splitlines()]
+        assert [(line["metadata"]["run_number"], line["score"]) for line in lines] == [(1, 1.0), (2, 1.0)]
+        traces = sorted((folder / "hf").glob("*.json"))
+        assert [Path(line["trace_id"]).name for line in lines] == [t.name for t in traces]
+        trace = json.loads(traces[0].read_text())
+        definition = trace["metadata"]["definition"]
+        assert definition["config"] == config and definition["run_number"] == 1
+        assert definition["has_a2a_augmentation"] is (phase == "agent2agent")
+        assert definition["has_tool_augmentation"] is definition["has_env_events_augmentation"] is (phase == "noise")
+        assert trace["metadata"]["annotation"]["validation_decision"] == "Valid" and trace["completed_events"]
+    assert (out / "standard" / "results.jsonl").is_file() and (out / "noise" / "manifest.json").is_file()
+    table = json.loads((out / "gaia2_table.json").read_text())
+    assert [c["name"] for c in table["columns"]] == COLUMNS
+    assert table["overall"]["mean"] == 1.0 and all(c["pass_hat_k"] == 1.0 for c in table["columns"])
+    noise = json.loads((out / "noise" / "results.jsonl").read_text().splitlines()[0])
+    assert noise["spec"]["session"]["noise"]["tool_failure_probability"] == 0.1  # the setting is recorded
+
+
+def test_ares_own_reader_agrees(submission):
+    """ARE's upload script reads the folder back; ARE's statistics equal the table; ARE's benchmark
+    loader imports every trace with its completed events."""
+    from orchestra.are.submission import load_traces, read_submission
+
+    out, _, _ = submission
+    stats = read_submission(out, model="orchestra/oracle")["statistics"]
+    table = json.loads((out / "gaia2_table.json").read_text())
+    assert sorted(stats["per_capability"]) == sorted(["execution", "search", "adaptability", "time", "ambiguity", "mini_agent2agent", "mini_noise"])
+    assert stats["global"]["macro_success_rate"] == pytest.approx(100 * table["overall"]["mean"])
+    assert json.loads((out / "computed_stats.json").read_text())["statistics"] == json.loads(json.dumps(stats))
+    loaded = load_traces(out / "standard" / "execution" / "output.jsonl")
+    assert [(sid, n) for sid, n, _ in loaded] == [("starter_execution_calendar", 1), ("starter_execution_calendar", 2)]
+    assert all(events > 0 for _, _, events in loaded)
+
+
+def test_rerun_resumes_and_changes_nothing(submission, capsys):
+    out, argv, _ = submission
+    before = _files(out)
+    capsys.readouterr()
+    assert main([a if a != "--json" else "--no-preflight" for a in argv]) == 0
+    err = capsys.readouterr().err
+    assert err.count("finished before; not run again") == 3
+    assert _files(out) == before  # byte-identical: traces, output.jsonl, reports
+
+
+def test_uses_the_hf_dataset_when_cached(gaia2_folder, tmp_path, monkeypatch, capsys):
+    """With every config in the HF cache the dataset is the source; traces refer to it (no apps)."""
+    from orchestra import scenario_files
+
+    def cached(config, split, revision, *, source):
+        folder = gaia2_folder / config / "validation"
+        return [{"scenario_id": p.stem, "data": p.read_text()} for p in sorted(folder.glob("*.json"))]
+
+    monkeypatch.setattr(scenario_files, "load_hf_dataset", cached)
+    monkeypatch.setattr("orchestra.gaia2.load_hf_dataset", cached)
+    out = tmp_path / "hf"
+    assert main(["gaia2", "--model", "orchestra/oracle", "--scaffold", "react", "--runs", "1", "--out", str(out), "--no-progress", "--no-preflight"]) == 0
+    assert "scenarios: the Gaia2 dataset" in capsys.readouterr().err
+    trace = json.loads(next((out / "standard" / "time" / "hf").glob("*.json")).read_text())
+    assert trace["apps"] == [] and trace["metadata"]["definition"]["hf_metadata"]["dataset"].endswith("gaia2")
+
+
+def test_bad_source_is_one_line(tmp_path, capsys):
+    assert main(["gaia2", "--team", "oracle", "--source", str(tmp_path / "nope"), "--out", str(tmp_path / "o")]) == 2
+    assert "--source" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_oracle_team_on_the_whole_bundled_corpus(tmp_path, capsys):
+    """The acceptance run: `orchestra gaia2 --team oracle` on the bundled corpus, three runs."""
+    out = tmp_path / "bundled"
+    start = time.monotonic()
+    assert main(["gaia2", "--team", "oracle", "--source", "bundled", "--out", str(out), "--no-progress"]) == 0
+    err = capsys.readouterr().err
+    print(f"wall time: {time.monotonic() - start:.0f} s")
+    for name in COLUMNS + ["Gaia2"]:
+        assert name in err
+    table = json.loads((out / "gaia2_table.json").read_text())
+    assert table["overall"]["mean"] == 1.0
+    assert [c["scenarios"] for c in table["columns"]][-2:] == [12, 12]
