@@ -175,3 +175,26 @@ def session_config(args: argparse.Namespace, base: SessionConfig | None = None) 
     judge = _updated(judge_base, judge_given, {field: flag for field, flag in JUDGE_OPTIONS.values()})
     top = {SESSION_OPTIONS[d]: v for d, v in _given(args, SESSION_OPTIONS).items()}
     return _updated(base, {**top, "clock": clock, "judge": judge}, {field: "--" + dest.replace("_", "-") for dest, field in SESSION_OPTIONS.items()})
+
+
+# ------------------------------------------------------------------------------ where rollouts run
+
+EXECUTORS = ("local", "process", "ray")
+
+
+def add_executor_options(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("where rollouts run (docs/scale.md)")
+    g.add_argument(
+        "--executor",
+        choices=EXECUTORS,
+        default="local",
+        help="local: this process's event loop (default); process: a pool of worker processes (CPU-bound judging and app state); "
+        "ray: Ray actors on a private local cluster or --ray-address (the `ray` extra). Same records, results file and resume",
+    )
+    g.add_argument("--workers", type=positive_int, metavar="N", help="worker processes or Ray actors (default: one per CPU)")
+    g.add_argument("--ray-address", metavar="ADDR", help="join this Ray cluster (host:port, auto, ray://host:port) instead of starting a local one")
+
+
+def executor_kwargs(args: argparse.Namespace) -> dict[str, Any]:
+    """`execute_all`'s executor arguments from the options."""
+    return {"executor_name": args.executor, "workers": args.workers, "ray_address": args.ray_address}

@@ -6,7 +6,16 @@ import argparse
 import sys
 from pathlib import Path
 
-from orchestra.cli._options import SOURCE_HELP, add_filter_options, add_session_options, filter_kwargs, no_scenario_error, session_config
+from orchestra.cli._options import (
+    SOURCE_HELP,
+    add_executor_options,
+    add_filter_options,
+    add_session_options,
+    executor_kwargs,
+    filter_kwargs,
+    no_scenario_error,
+    session_config,
+)
 from orchestra.cli._output import emit_json, outcome_line, outcome_record, write_outcome
 from orchestra.cli._trace import add_trace_options
 from orchestra.host import Host
@@ -27,6 +36,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON object per scenario instead of a table")
     add_session_options(p)
     add_filter_options(p)
+    add_executor_options(p)
     add_trace_options(p)
     p.set_defaults(func=run)
 
@@ -36,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
     host = Host.create()
     host.judge_builder(config.judge.mode)  # an unknown judge fails once, before any scenario loads
     outcomes = []
-    for o in execute_sources_sync(args.sources, perturbations=(args.perturb,), session=config, host=host, **filter_kwargs(args)):
+    for o in execute_sources_sync(args.sources, perturbations=(args.perturb,), session=config, host=host, **filter_kwargs(args), **executor_kwargs(args)):
         outcomes.append(o)
         if args.out:
             write_outcome(args.out, o)
