@@ -1,39 +1,13 @@
-"""Shared by the executor tests: a small subset of the corpus, the oracle team, `local`'s records as the reference."""
+"""Fixtures of the executor tests: the corpus subset and `local`'s records on it (the reference)."""
 
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 
-import anyio
 import pytest
 
-from helpers import REPO, STARTER
-from orchestra.record import RolloutRecord
-from orchestra.runner import execute_all, specs_for
-from orchestra.scenario_files import resolve
-from orchestra.teams.loading import read_team, team_path
-
-#: The default suite's subset: four starter scenarios of four capabilities (the whole corpus is `slow`).
-SUBSET = [p for p in STARTER if p.stem in ("starter_execution_calendar", "starter_search_lookup", "starter_time_deadline", "starter_adaptability_reply")]
-
-
-def line(record: RolloutRecord) -> str:
-    """A record as results.jsonl writes it."""
-    return json.dumps(record.model_dump(mode="json"), sort_keys=True, separators=(",", ":"), default=str)
-
-
-def oracle_team_batch(sources: list[str]) -> list:
-    team = read_team(team_path("oracle")).config
-    return specs_for(resolve(sources), team=team)
-
-
-def run_batch(batch: list, **kwargs: object) -> list[RolloutRecord]:
-    async def go() -> list[RolloutRecord]:
-        return [r async for r in execute_all(batch, **kwargs)]  # type: ignore[arg-type]
-
-    return anyio.run(go)
+from executor_batches import SUBSET, line, oracle_team_batch, run_batch
 
 
 @pytest.fixture(scope="session")
@@ -48,7 +22,3 @@ def subset(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def subset_reference(subset: Path) -> list[str]:
     """`local`'s records of the oracle team on the subset, as sorted results lines."""
     return sorted(line(r) for r in run_batch(oracle_team_batch([str(subset)])))
-
-
-def whole_corpus() -> list[str]:
-    return [str(REPO / "scenarios")]
