@@ -196,5 +196,9 @@ def add_executor_options(p: argparse.ArgumentParser) -> None:
 
 
 def executor_kwargs(args: argparse.Namespace) -> dict[str, Any]:
-    """`execute_all`'s executor arguments from the options."""
+    """`execute_all`'s executor arguments from the options (an option that does not fit the executor is an error)."""
+    if args.workers is not None and args.executor == "local":
+        raise OrchestraError("--workers is for --executor process or ray (local runs on this event loop: use --concurrency)")
+    if args.ray_address is not None and args.executor != "ray":
+        raise OrchestraError(f"--ray-address is for --executor ray, not {args.executor}")
     return {"executor_name": args.executor, "workers": args.workers, "ray_address": args.ray_address}

@@ -114,6 +114,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    executor_kwargs(args)  # options that do not fit the executor fail before anything loads
     team_yaml: str | None = None
     if args.team is not None:
         team_file, host, team = _team(args)

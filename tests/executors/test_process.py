@@ -93,3 +93,19 @@ def test_a_judge_pool_and_bad_settings_are_refused(subset: Path) -> None:
         anyio.run(lambda: go(executor_name="process", ray_address="127.0.0.1:1"))
     with pytest.raises(OrchestraError, match="unknown executor 'dask'"):
         anyio.run(lambda: go(executor_name="dask"))
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--workers", "2"], "--workers is for --executor process or ray"),
+        (["--executor", "process", "--ray-address", "127.0.0.1:1"], "--ray-address is for --executor ray, not process"),
+    ],
+)
+def test_cli_options_that_do_not_fit_the_executor_fail_first(tmp_path: Path, capsys: pytest.CaptureFixture[str], extra: list[str], message: str) -> None:
+    from orchestra.cli import main
+
+    out = tmp_path / "run"
+    assert main(["run", "--team", "oracle", "--scenarios", "bundled", "--out", str(out), *extra]) == 2
+    assert message in capsys.readouterr().err
+    assert not out.exists()  # nothing loaded, nothing written
