@@ -8,6 +8,7 @@ pool of each judge setting, warm after the first rollout), exactly as `local` us
 
 from __future__ import annotations
 
+import logging
 import pickle
 import types
 from dataclasses import dataclass, field
@@ -20,7 +21,10 @@ from orchestra.rollout import execute
 from orchestra.scenario_files import ScenarioFile
 from orchestra.spec import RolloutSpec
 
-__all__ = ["HostRecipe", "Task", "WorkerError", "error_record", "run_task", "task_for"]
+#: Loggers whose levels a worker takes from the caller (the root's, ARE's, litellm's, httpx's).
+LOGGERS = ("", "are", "LiteLLM", "litellm", "httpx")
+
+__all__ = ["LOGGERS", "HostRecipe", "Task", "WorkerError", "error_record", "run_task", "task_for"]
 
 
 class WorkerError(Exception):
@@ -38,6 +42,8 @@ class HostRecipe:
     entry_points: tuple[str, ...] = ()
     #: ("module", name) or ("object", pickled bytes), in registration order.
     inline: tuple[tuple[str, Any], ...] = ()
+    #: The caller's log levels of the noisy libraries (the CLI quiets ARE): a worker logs as it would.
+    log_levels: tuple[tuple[str, int], ...] = ()
 
     @classmethod
     def of(cls, host: Host) -> HostRecipe:
@@ -62,11 +68,15 @@ class HostRecipe:
                     f"plugin {name!r} cannot be sent to worker processes ({type(exc).__name__}: {exc}); "
                     "register it as a module, an importable object or an entry point, or use --executor local"
                 ) from None
-        return cls(entry_points=tuple(entry_points), inline=tuple(inline))
+        levels = tuple((name, logging.getLogger(name).level) for name in LOGGERS)
+        return cls(entry_points=tuple(entry_points), inline=tuple(inline), log_levels=levels)
 
     def build(self) -> Host:
+        """The host (and the caller's log levels, in this worker process)."""
         import importlib
 
+        for name, level in self.log_levels:
+            logging.getLogger(name).setLevel(level)
         plugins: list[object] = []
         for kind, value in self.inline:
             plugins.append(importlib.import_module(value) if kind == "module" else pickle.loads(value))

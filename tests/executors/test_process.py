@@ -53,16 +53,18 @@ class _Counter:
         self.n = n
 
 
-def test_the_host_recipe_carries_inline_plugins() -> None:
-    import orchestra.plugins.clock as some_module  # any importable module serves as a plugin here
+def test_the_host_recipe_carries_inline_plugins_and_log_levels(monkeypatch: pytest.MonkeyPatch) -> None:
+    import logging
 
     host = Host.create([_Counter(3)])
+    monkeypatch.setattr(logging.getLogger("are"), "level", logging.CRITICAL)  # as the CLI quiets ARE
     recipe = HostRecipe.of(host)
     assert [kind for kind, _ in recipe.inline] == ["object"]
+    monkeypatch.setattr(logging.getLogger("are"), "level", logging.NOTSET)  # a fresh worker process
     rebuilt = recipe.build()
     assert rebuilt.plugin_names == host.plugin_names
     assert rebuilt.pm.get_plugin("_Counter").n == 3
-    del some_module
+    assert logging.getLogger("are").level == logging.CRITICAL
 
 
 class _HoldsALambda:
