@@ -169,6 +169,8 @@ class _Worker:
         """The reader saw the pipe close: every call the worker held gets no record."""
         process.join(timeout=5)
         why = f"worker process {self.pid} died (exit status {process.exitcode}) while this rollout ran; nothing of it was kept (a resumed run runs it again)"
+        if self.conn is not None:
+            self.conn.close()
         self.conn = None
         for done, box in self.pending.values():
             box.append(why)
