@@ -111,3 +111,27 @@ def test_cli_options_that_do_not_fit_the_executor_fail_first(tmp_path: Path, cap
     assert main(["run", "--team", "oracle", "--scenarios", "bundled", "--out", str(out), *extra]) == 2
     assert message in capsys.readouterr().err
     assert not out.exists()  # nothing loaded, nothing written
+
+
+def test_rl_rollouts_run_in_worker_processes_against_the_users_endpoint() -> None:
+    """orchestra.rl's batched rollouts through the same seam: the workers call the endpoint themselves."""
+    from helpers import scenario
+    from orchestra.rl import EnvConfig, rollouts
+    from orchestra_dev.mock_openai import MockServer
+
+    specs = [EnvConfig(max_steps=3).spec(scenario(name)) for name in ("starter_search_lookup", "starter_execution_calendar")]
+
+    async def go(server: MockServer, **kwargs: object) -> list[RolloutRecord]:
+        return [r async for r in rollouts(specs, server.base_url, model="mock-policy", **kwargs)]  # type: ignore[arg-type]
+
+    with MockServer(latency=0.0) as server:
+        local = anyio.run(lambda: go(server))
+        calls = server.requests
+        in_workers = anyio.run(lambda: go(server, executor="process", workers=2))
+        assert server.requests == 2 * calls  # every model call of the second batch reached the server from a worker
+    assert all(r.result is not None and r.error is None and r.result.model_calls == 3 for r in in_workers)
+
+    def summary(records: list[RolloutRecord]) -> list[tuple[object, ...]]:  # the mock numbers its replies (ids, so token counts, differ run to run)
+        return sorted((r.scenario_id, r.status, r.result.reward, r.result.steps, r.result.model_calls) for r in records if r.result is not None)
+
+    assert summary(in_workers) == summary(local)
