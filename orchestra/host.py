@@ -82,12 +82,15 @@ class Host:
         self._collect()
 
     @classmethod
-    def create(cls, plugins: Iterable[object] = (), *, entry_points: bool = True, trace: bool = False) -> Host:
+    def create(cls, plugins: Iterable[object] = (), *, entry_points: bool = True, trace: bool = False, allow: Iterable[str] | None = None) -> Host:
+        """A host with the built-ins, the entry-point plugins (those named in `allow` when given,
+        else in `ORCHESTRA_PLUGINS` when set, else all) and `plugins`, in that order."""
         pm = pluggy.PluginManager(hookspecs.PROJECT)
         pm.add_hookspecs(hookspecs)
         sources: dict[str, str] = {}
-        allow = os.environ.get("ORCHESTRA_PLUGINS")
-        allowed = None if allow is None else {n.strip() for n in allow.split(",") if n.strip()}
+        if allow is None and (env := os.environ.get("ORCHESTRA_PLUGINS")) is not None:
+            allow = env.split(",")
+        allowed = None if allow is None else {n.strip() for n in allow if n.strip()}
         for name, module in BUILTIN_PLUGINS:
             pm.register(importlib.import_module(module), name=name)
             sources[name] = "builtin"

@@ -558,12 +558,17 @@ async def rollouts(
     executor: str = "local",
     host: Host | None = None,
     judge_pool: JudgePool | None = None,
+    workers: int | None = None,
+    ray_address: str | None = None,
 ) -> AsyncIterator[RolloutRecord]:
     """Run a batch of specs against an OpenAI-compatible server, one record per spec as each finishes.
 
     Every agent of each spec whose model is the trainer's (`policy`, or any model when `model` is
     given) is pointed at `endpoint` (`http://host:port/v1`, or a whole `ModelConfig`); app-agents
-    with models of their own keep them. Runs through the runner's executor seam."""
+    with models of their own keep them. Runs through the runner's executor seam: `executor`
+    `local` (this event loop, `concurrency` rollouts at once), `process` or `ray` (`workers`
+    processes or Ray actors, `concurrency` rollouts each; `ray_address` joins a Ray cluster, whose
+    nodes must reach `endpoint`)."""
     if isinstance(endpoint, ModelConfig):
         target = endpoint
     else:
@@ -572,7 +577,9 @@ async def rollouts(
     for item in specs:
         spec, file = item if isinstance(item, tuple) else (item, None)
         batch.append((_pointed(spec, target, replace_any=model is not None or isinstance(endpoint, ModelConfig)), file))
-    async for record in execute_all(batch, host=host, judge_pool=judge_pool, concurrency=concurrency, executor_name=executor):
+    async for record in execute_all(
+        batch, host=host, judge_pool=judge_pool, concurrency=concurrency, executor_name=executor, workers=workers, ray_address=ray_address
+    ):
         yield record
 
 

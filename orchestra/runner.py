@@ -3,12 +3,13 @@
 A batch is a list of `(RolloutSpec, ScenarioFile | None)` pairs in a deterministic order
 (`specs_for`); an *executor* runs them and yields one `RolloutRecord` per spec as each finishes.
 Because a spec is plain data and a record carries its spec, an executor may run rollouts anywhere
-— on this event loop (`local`, the default), in worker processes or on a Ray cluster (executors to
-come, behind the same seam) — and the records mean the same.
+— on this event loop (`local`, the default), in worker processes (`process`) or on a Ray cluster
+(`ray`; `orchestra.executors`) — and the records mean the same.
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import AsyncIterator, Iterable, Sequence
 from pathlib import Path
 from typing import Protocol
@@ -20,6 +21,7 @@ from orchestra.config import SessionConfig
 from orchestra.errors import OrchestraError
 from orchestra.host import Host
 from orchestra.record import RolloutRecord
+from orchestra.results import rollout_key
 from orchestra.rollout import execute
 from orchestra.scenario_files import ScenarioFile, resolve
 from orchestra.spec import AgentConfig, OracleConfig, PerturbationKind, RolloutSpec, TeamConfig
@@ -101,15 +103,34 @@ class LocalExecutor:
                     yield record
 
 
-#: Executors by name (`local` today; process and Ray executors come behind the same seam).
-EXECUTORS: dict[str, type[LocalExecutor]] = {"local": LocalExecutor}
+#: Executors by name: this event loop, worker processes, Ray (`orchestra.executors`; Ray itself is
+#: imported only when the `ray` executor runs).
+EXECUTORS = ("local", "process", "ray")
 
 
-def executor(name: str = "local") -> Executor:
-    try:
-        return EXECUTORS[name]()
-    except KeyError:
-        raise OrchestraError(f"unknown executor {name!r}; available: {', '.join(sorted(EXECUTORS))}") from None
+def executor(name: str = "local", *, workers: int | None = None, ray_address: str | None = None) -> Executor:
+    """The executor `name`: `workers` processes or actors (`process`, `ray`; default one per
+    CPU), `ray_address` a Ray cluster to join (`ray`; default a private local one)."""
+    if name not in EXECUTORS:
+        raise OrchestraError(f"unknown executor {name!r}; available: {', '.join(EXECUTORS)}")
+    if name != "local" and "orchestra.tracing" in sys.modules:
+        from orchestra.tracing import active
+
+        if active() is not None:
+            raise OrchestraError(f"tracing records the rollouts of this process only: not with --executor {name} (use --executor local to trace)")
+    if ray_address is not None and name != "ray":
+        raise OrchestraError(f"--ray-address is for --executor ray, not {name}")
+    if name == "process":
+        from orchestra.executors.process import ProcessExecutor
+
+        return ProcessExecutor(workers)
+    if name == "ray":
+        from orchestra.executors.ray_executor import RayExecutor
+
+        return RayExecutor(workers, ray_address)
+    if workers is not None:
+        raise OrchestraError("--workers is for --executor process or ray (local runs on this event loop: use --concurrency)")
+    return LocalExecutor()
 
 
 async def execute_all(
@@ -119,11 +140,15 @@ async def execute_all(
     judge_pool: JudgePool | None = None,
     concurrency: int = 1,
     executor_name: str = "local",
+    workers: int | None = None,
+    ray_address: str | None = None,
 ) -> AsyncIterator[RolloutRecord]:
-    """Yield one record per spec as each finishes (spec order when `concurrency` is 1)."""
+    """Yield one record per spec as each finishes (spec order when `concurrency` is 1 with
+    `local`, or with one worker). `concurrency` is per worker with `process` and `ray`."""
     if concurrency < 1:
         raise OrchestraError(f"concurrency must be 1 or more, got {concurrency}")
-    run = executor(executor_name).run(list(specs), host=host or Host.create(), judge_pool=judge_pool, concurrency=concurrency)
+    chosen = executor(executor_name, workers=workers, ray_address=ray_address)
+    run = chosen.run(list(specs), host=host or Host.create(), judge_pool=judge_pool, concurrency=concurrency)
     async for record in run:
         yield record
 
@@ -139,12 +164,21 @@ def execute_sources_sync(
     scenario_ids: Iterable[str] = (),
     limit: int | None = None,
     host: Host | None = None,
+    executor_name: str = "local",
+    workers: int | None = None,
+    ray_address: str | None = None,
 ) -> list[RolloutRecord]:
-    """The oracle (plain and/or perturbed) over resolved sources, one record per rollout, in order."""
+    """The oracle (plain and/or perturbed) over resolved sources, one record per rollout, in
+    spec order whatever the executor."""
     files = resolve(sources, capabilities=capabilities, scenario_ids=scenario_ids, limit=limit)
     specs = specs_for(files, perturbations=perturbations, session=session, native_parity=native_parity)
 
     async def go() -> list[RolloutRecord]:
-        return [r async for r in execute_all(specs, host=host, judge_pool=judge_pool)]
+        run = execute_all(specs, host=host, judge_pool=judge_pool, executor_name=executor_name, workers=workers, ray_address=ray_address)
+        return [r async for r in run]
 
-    return anyio.run(go)
+    records = anyio.run(go)
+    if executor_name == "local":
+        return records
+    keys = {rollout_key(spec): i for i, (spec, _) in enumerate(specs)}
+    return sorted(records, key=lambda r: keys[rollout_key(r.spec)] if r.spec is not None else len(keys))

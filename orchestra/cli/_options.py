@@ -214,3 +214,30 @@ def session_config(args: argparse.Namespace, base: SessionConfig | None = None) 
         {**top, "clock": clock, "judge": judge, "noise": _noise(args, base.noise)},
         {field: "--" + dest.replace("_", "-") for dest, field in SESSION_OPTIONS.items()},
     )
+
+
+# ------------------------------------------------------------------------------ where rollouts run
+
+EXECUTORS = ("local", "process", "ray")
+
+
+def add_executor_options(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("where rollouts run (docs/scale.md)")
+    g.add_argument(
+        "--executor",
+        choices=EXECUTORS,
+        default="local",
+        help="local: this process's event loop (default); process: a pool of worker processes (CPU-bound judging and app state); "
+        "ray: Ray actors on a private local cluster or --ray-address (the `ray` extra). Same records, results file and resume",
+    )
+    g.add_argument("--workers", type=positive_int, metavar="N", help="worker processes or Ray actors (default: one per CPU)")
+    g.add_argument("--ray-address", metavar="ADDR", help="join this Ray cluster (host:port, auto, ray://host:port) instead of starting a local one")
+
+
+def executor_kwargs(args: argparse.Namespace) -> dict[str, Any]:
+    """`execute_all`'s executor arguments from the options (an option that does not fit the executor is an error)."""
+    if args.workers is not None and args.executor == "local":
+        raise OrchestraError("--workers is for --executor process or ray (local runs on this event loop: use --concurrency)")
+    if args.ray_address is not None and args.executor != "ray":
+        raise OrchestraError(f"--ray-address is for --executor ray, not {args.executor}")
+    return {"executor_name": args.executor, "workers": args.workers, "ray_address": args.ray_address}

@@ -14,7 +14,16 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
-from orchestra.cli._options import SOURCE_HELP, add_filter_options, add_session_options, filter_kwargs, no_scenario_error, session_config
+from orchestra.cli._options import (
+    SOURCE_HELP,
+    add_executor_options,
+    add_filter_options,
+    add_session_options,
+    executor_kwargs,
+    filter_kwargs,
+    no_scenario_error,
+    session_config,
+)
 from orchestra.cli._output import emit_json, outcome_record, write_outcome
 from orchestra.cli._trace import add_trace_options
 from orchestra.errors import OrchestraError
@@ -39,6 +48,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help="one JSON object per rollout, with `expected` and `as_expected`")
     add_session_options(p, reward_mode=False)
     add_filter_options(p)
+    add_executor_options(p)
     add_trace_options(p)
     p.set_defaults(func=run)
 
@@ -73,7 +83,9 @@ def run(args: argparse.Namespace) -> int:
         raise OrchestraError("--parity compares with ARE's own LLM judge, which lowers True/False in replies: drop --no-judge-are-bool-bug")
     rows: dict[str, dict[str | None, RolloutRecord]] = defaultdict(dict)
     problems: list[str] = []
-    for o in execute_sources_sync(args.sources, perturbations=COLUMNS, session=config, native_parity=args.parity, host=host, **filter_kwargs(args)):
+    for o in execute_sources_sync(
+        args.sources, perturbations=COLUMNS, session=config, native_parity=args.parity, host=host, **filter_kwargs(args), **executor_kwargs(args)
+    ):
         rows[o.source][o.perturbation] = o
         if args.out:
             write_outcome(args.out, o)

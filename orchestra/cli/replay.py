@@ -8,9 +8,11 @@ from pathlib import Path
 
 from orchestra.cli._options import (
     SOURCE_HELP,
+    add_executor_options,
     add_filter_options,
     add_noise_options,
     add_session_options,
+    executor_kwargs,
     filter_kwargs,
     no_scenario_error,
     session_config,
@@ -36,6 +38,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     add_session_options(p)
     add_noise_options(p)
     add_filter_options(p)
+    add_executor_options(p)
     add_trace_options(p)
     p.set_defaults(func=run)
 
@@ -45,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
     host = Host.create()
     host.judge_builder(config.judge.mode)  # an unknown judge fails once, before any scenario loads
     outcomes = []
-    for o in execute_sources_sync(args.sources, perturbations=(args.perturb,), session=config, host=host, **filter_kwargs(args)):
+    for o in execute_sources_sync(args.sources, perturbations=(args.perturb,), session=config, host=host, **filter_kwargs(args), **executor_kwargs(args)):
         outcomes.append(o)
         if args.out:
             write_outcome(args.out, o)

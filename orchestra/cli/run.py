@@ -15,9 +15,11 @@ import anyio
 
 from orchestra.cli._options import (
     SOURCE_HELP,
+    add_executor_options,
     add_filter_options,
     add_noise_options,
     add_session_options,
+    executor_kwargs,
     filter_kwargs,
     no_scenario_error,
     non_negative_int,
@@ -62,7 +64,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--api-key", help="API key (default: the provider's environment variable)")
     p.add_argument("--scenarios", nargs="+", required=True, metavar="SOURCE", help=SOURCE_HELP)
     p.add_argument("--max-steps", type=positive_int, help=f"whole-scenario step budget (ARE's default: {DEFAULT_MAX_STEPS})")
-    p.add_argument("--concurrency", type=positive_int, default=1, help="rollouts in flight at once, 1 or more (useful with remote models)")
+    p.add_argument(
+        "--concurrency",
+        type=positive_int,
+        default=1,
+        help="rollouts in flight at once, 1 or more (useful with remote models); per worker with --executor process|ray",
+    )
     p.add_argument(
         "--runs",
         type=positive_int,
@@ -103,11 +110,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     add_session_options(p)
     add_noise_options(p)
     add_filter_options(p)
+    add_executor_options(p)
     add_trace_options(p)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    executor_kwargs(args)  # options that do not fit the executor fail before anything loads
     team_yaml: str | None = None
     if args.team is not None:
         team_file, host, team = _team(args)
@@ -181,7 +190,7 @@ def _run_batch(args: argparse.Namespace, specs: list[_Spec], host: Host, team_ya
 
             tg.start_soon(on_signal)
             with display:
-                async for o in execute_all(todo, host=host, concurrency=args.concurrency):
+                async for o in execute_all(todo, host=host, concurrency=args.concurrency, **executor_kwargs(args)):
                     keep(o)
                     display.add(o)
             tg.cancel_scope.cancel()

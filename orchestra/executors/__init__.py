@@ -1,0 +1,20 @@
+"""Executors beyond this event loop: worker processes (`process`) and Ray (`ray`).
+
+The runner (`orchestra.runner`) hands an executor a batch of `(RolloutSpec, ScenarioFile)` pairs;
+the executor yields one `RolloutRecord` per spec as each finishes. A spec is plain data and a
+record carries its spec, so a rollout means the same wherever it runs: the workers here rebuild
+the caller's plugin host from a `HostRecipe`, keep one judge pool each (warm across rollouts),
+and run each spec through `orchestra.rollout.execute` — the one path `local` uses too. Event
+logs, verdicts and records are therefore identical to `local`'s (tested on the whole corpus).
+
+* `worker`: what runs in a worker (the host recipe, a task, running it) — no executor in it.
+* `pool`: the dispatcher both executors share: each worker holds at most `concurrency` rollouts,
+  specs go out in batch order as slots free up, records stream back as they finish; a rollout
+  whose worker died becomes an `ERROR` record (a resumed run runs it again).
+* `process`: a pool of worker processes (`spawn`: ARE and litellm start threads, so no `fork`).
+* `ray_executor`: Ray actors (Ray from the optional `ray` extra, imported only there).
+"""
+
+from __future__ import annotations
+
+__all__: list[str] = []

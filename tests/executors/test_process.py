@@ -1,0 +1,137 @@
+"""`--executor process`: worker processes give `local`'s records; a killed worker costs only its rollouts."""
+
+from __future__ import annotations
+
+import os
+import signal
+from pathlib import Path
+
+import anyio
+import pytest
+
+from executor_batches import line, oracle_team_batch, run_batch
+from orchestra.errors import OrchestraError
+from orchestra.executors.process import ProcessExecutor
+from orchestra.executors.worker import HostRecipe
+from orchestra.host import Host
+from orchestra.record import RolloutRecord
+from orchestra.runner import execute_all
+
+
+def test_records_equal_local_on_the_subset(subset: Path, subset_reference: list[str]) -> None:
+    records = run_batch(oracle_team_batch([str(subset)]), executor_name="process", workers=2)
+    assert [r.status for r in records] == ["PASS"] * len(subset_reference)
+    assert sorted(line(r) for r in records) == subset_reference  # event-log hashes included
+
+
+def test_a_killed_worker_costs_only_the_rollout_it_held(subset: Path, subset_reference: list[str]) -> None:
+    batch = oracle_team_batch([str(subset)])
+    executor = ProcessExecutor(workers=2)
+
+    async def go() -> list[RolloutRecord]:
+        out: list[RolloutRecord] = []
+        async for record in executor.run(batch, host=Host.create(), judge_pool=None, concurrency=1):
+            if not out:  # the first two specs went to workers 0 and 1; kill the one still running its rollout
+                os.kill(executor.pids[1 if record.spec == batch[0][0] else 0], signal.SIGKILL)
+            out.append(record)
+        return out
+
+    records = anyio.run(go)
+    assert len(records) == len(batch)
+    died = [r for r in records if r.status == "ERROR"]
+    assert len(died) == 1
+    assert "died (exit status -9)" in (died[0].error or "") and "a resumed run runs it again" in (died[0].error or "")
+    assert died[0].spec is not None and died[0].result is None
+    kept = sorted(line(r) for r in records if r.status != "ERROR")
+    assert set(kept) <= set(subset_reference) and len(kept) == len(batch) - 1  # the others, untouched
+
+
+class _Counter:
+    """An inline plugin object (picklable: its class is importable) that registers nothing."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+
+
+def test_the_host_recipe_carries_inline_plugins_and_log_levels(monkeypatch: pytest.MonkeyPatch) -> None:
+    import logging
+
+    host = Host.create([_Counter(3)])
+    monkeypatch.setattr(logging.getLogger("are"), "level", logging.CRITICAL)  # as the CLI quiets ARE
+    recipe = HostRecipe.of(host)
+    assert [kind for kind, _ in recipe.inline] == ["object"]
+    monkeypatch.setattr(logging.getLogger("are"), "level", logging.NOTSET)  # a fresh worker process
+    rebuilt = recipe.build()
+    assert rebuilt.plugin_names == host.plugin_names
+    assert rebuilt.pm.get_plugin("_Counter").n == 3
+    assert logging.getLogger("are").level == logging.CRITICAL
+
+
+class _HoldsALambda:
+    def __init__(self) -> None:
+        self.callback = lambda: None  # not picklable
+
+
+def test_a_plugin_that_cannot_travel_is_a_clear_error() -> None:
+    plugin = _HoldsALambda()
+    with pytest.raises(OrchestraError, match="cannot be sent to worker processes.*--executor local"):
+        HostRecipe.of(Host.create([plugin]))
+
+
+def test_a_judge_pool_and_bad_settings_are_refused(subset: Path) -> None:
+    batch = oracle_team_batch([str(subset)])
+
+    async def go(**kwargs: object) -> None:
+        async for _ in execute_all(batch, **kwargs):  # type: ignore[arg-type]
+            pass
+
+    from orchestra.are.judge_pool import JudgePool
+
+    with pytest.raises(OrchestraError, match="judge pool lives in one process"):
+        anyio.run(lambda: go(executor_name="process", judge_pool=JudgePool()))
+    with pytest.raises(OrchestraError, match="--workers is for --executor process or ray"):
+        anyio.run(lambda: go(executor_name="local", workers=2))
+    with pytest.raises(OrchestraError, match="--ray-address is for --executor ray"):
+        anyio.run(lambda: go(executor_name="process", ray_address="127.0.0.1:1"))
+    with pytest.raises(OrchestraError, match="unknown executor 'dask'"):
+        anyio.run(lambda: go(executor_name="dask"))
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--workers", "2"], "--workers is for --executor process or ray"),
+        (["--executor", "process", "--ray-address", "127.0.0.1:1"], "--ray-address is for --executor ray, not process"),
+    ],
+)
+def test_cli_options_that_do_not_fit_the_executor_fail_first(tmp_path: Path, capsys: pytest.CaptureFixture[str], extra: list[str], message: str) -> None:
+    from orchestra.cli import main
+
+    out = tmp_path / "run"
+    assert main(["run", "--team", "oracle", "--scenarios", "bundled", "--out", str(out), *extra]) == 2
+    assert message in capsys.readouterr().err
+    assert not out.exists()  # nothing loaded, nothing written
+
+
+def test_rl_rollouts_run_in_worker_processes_against_the_users_endpoint() -> None:
+    """orchestra.rl's batched rollouts through the same seam: the workers call the endpoint themselves."""
+    from helpers import scenario
+    from orchestra.rl import EnvConfig, rollouts
+    from orchestra_dev.mock_openai import MockServer
+
+    specs = [EnvConfig(max_steps=3).spec(scenario(name)) for name in ("starter_search_lookup", "starter_execution_calendar")]
+
+    async def go(server: MockServer, **kwargs: object) -> list[RolloutRecord]:
+        return [r async for r in rollouts(specs, server.base_url, model="mock-policy", **kwargs)]  # type: ignore[arg-type]
+
+    with MockServer(latency=0.0) as server:
+        local = anyio.run(lambda: go(server))
+        calls = server.requests
+        in_workers = anyio.run(lambda: go(server, executor="process", workers=2))
+        assert server.requests == 2 * calls  # every model call of the second batch reached the server from a worker
+    assert all(r.result is not None and r.error is None and r.result.model_calls == 3 for r in in_workers)
+
+    def summary(records: list[RolloutRecord]) -> list[tuple[object, ...]]:  # the mock numbers its replies (ids, so token counts, differ run to run)
+        return sorted((r.scenario_id, r.status, r.result.reward, r.result.steps, r.result.model_calls) for r in records if r.result is not None)
+
+    assert summary(in_workers) == summary(local)
