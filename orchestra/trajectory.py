@@ -51,8 +51,9 @@ TRAJECTORY_VERSION = 1
 #: ARE's class and method of an app's expert tool (Agent2Agent), as its event log names it.
 _EXPERT_CLASS, _EXPERT_METHOD = "AppAgent", "expert_agent"
 
-#: Why a tool call did not reach its tool: the model named a tool it does not have, or its arguments could not be used.
-CallProblem = Literal["unknown_tool", "bad_arguments"]
+#: Why a tool call did not reach its tool: the model named a tool it does not have, its arguments
+#: could not be used, or the scaffold refused the call (a second call where one per step is allowed).
+CallProblem = Literal["unknown_tool", "bad_arguments", "refused"]
 
 
 class ToolName(BaseModel):
@@ -130,7 +131,9 @@ class ToolCallEntry(BaseModel):
     observation: str | None = None
     #: Why it failed, as the tool or the scaffold said it (failed calls).
     error: str | None = None
-    #: The call never reached a tool: `unknown_tool` (a name the agent does not have) or `bad_arguments`.
+    #: The call never reached a tool: `unknown_tool` (a name the agent does not have), `bad_arguments`,
+    #: or `refused` (the scaffold's rule, e.g. one call per step). An unknown tool that went to the
+    #: session (native tool calls) is `unknown_tool` too.
     problem: CallProblem | None = None
     #: The sub-agent this call started (a delegation: `<App>__expert_agent`, `spawn`); its steps are
     #: that agent's in `Trajectory.agents`.
@@ -142,7 +145,7 @@ class ToolCallEntry(BaseModel):
 class Step(BaseModel):
     """One iteration of an agent (ARE's step): notifications, one prompt, its outputs, the action."""
 
-    #: The agent's iteration number (ARE's `iterations`, from 0; the max-iterations answer repeats the last).
+    #: The agent's iteration number (ARE's `iterations`, from 0; the max-iterations answer has the next one).
     index: int
     #: Which run of the agent (1 = the first task; a main agent's turn or resumption after a wait).
     run: int
@@ -330,9 +333,13 @@ class TrajectoryRecorder:
         tools: dict[str, ToolSpec],
         are_tools: Collection[str],
     ) -> None:
-        """An agent starts: its identity and its tool table."""
+        """An agent starts: its identity and its tool table (told again, the table is replaced)."""
         table = [ToolName(name=s.name, event_name=event_name(s, are_tools), app=s.app_name, app_class=s.app_class, method=s.method) for s in tools.values()]
-        self._agents[name] = AgentTrajectory(name=name, role=role, parent=parent, app=app, task=task, model=model, scaffold=scaffold, tools=table)
+        before = self._agents.get(name)
+        entry = AgentTrajectory(name=name, role=role, parent=parent, app=app, task=task, model=model, scaffold=scaffold, tools=table)
+        if before is not None:  # told again (its tools shaped since): what it did so far stays
+            entry.runs, entry.steps = before.runs, before.steps
+        self._agents[name] = entry
 
     def run_started(self, agent: str, *, run: int, t: float, task: str) -> None:
         if agent in self._agents:
@@ -363,7 +370,7 @@ class TrajectoryRecorder:
         known = tools.get(call.name)
         problem: CallProblem | None = None
         if call.error is not None:
-            problem = "bad_arguments" if known is not None else "unknown_tool"
+            problem = "unknown_tool" if known is None else ("refused" if not call.logged else "bad_arguments")
         elif known is None and not outcome.ok:
             problem = "unknown_tool"
         return ToolCallEntry(
