@@ -212,7 +212,8 @@ class Trajectory(BaseModel):
     #: The main agent first, then sub-agents in start order (empty for the oracle policy).
     agents: list[AgentTrajectory] = Field(default_factory=list)
     #: Which agent made each event of the record's event log (same length and order; None for an
-    #: event no agent made: the environment's, the user's, a condition check).
+    #: event no agent made: the environment's, the user's, a condition check). An app's nested call
+    #: (logged as an agent event of its own) is the agent's whose call made it.
     event_agents: list[str | None] = Field(default_factory=list)
     #: Every tool name the rollout's agents saw that ARE logs, → its event-log / judge name.
     tool_names: dict[str, str] = Field(default_factory=dict)
@@ -461,11 +462,13 @@ def _link_delegations(agents: list[AgentTrajectory], delegations: Sequence[Deleg
 
 def _attribute_events(agents: list[AgentTrajectory], event_log: Sequence[dict[str, Any]], oracle: str | None) -> list[str | None]:
     """Which agent made each event: an agent event matched to the first unmatched call with the
-    same event-log name at the same simulated time."""
+    same event-log name at the same simulated time; an agent event no call names (an app's nested
+    call: `send_message` looks up the conversation ids) is the agent whose call ran at that time."""
     pending: list[tuple[str, ToolCallEntry]] = [
         (a.name, c) for a in agents for s in a.steps for c in s.tool_calls if c.event_name is not None and c.problem is None
     ]
     pending.sort(key=lambda item: item[1].t)
+    every = [(a.name, c) for a in agents for s in a.steps for c in s.tool_calls if c.problem is None and c.delegate is None]
     out: list[str | None] = []
     for i, event in enumerate(event_log):
         if str(event.get("type", "")).upper() != "AGENT":
@@ -477,7 +480,7 @@ def _attribute_events(agents: list[AgentTrajectory], event_log: Sequence[dict[st
         t = float(event.get("t", 0.0))
         found = next((k for k, (_, c) in enumerate(pending) if c.event_name == event.get("tool") and abs(c.t - t) < 1e-6), None)
         if found is None:
-            out.append(None)
+            out.append(next((who for who, c in every if abs(c.t - t) < 1e-6), None))
             continue
         who, call = pending.pop(found)
         call.event = i

@@ -15,7 +15,7 @@ from orchestra.models import ModelConfig
 from orchestra.record import RolloutRecord
 from orchestra.rollout import AgentConfig, RolloutSpec, execute
 from orchestra.trajectory import Trajectory, TrajectoryRecorder, thought_of
-from orchestra.types import ModelRequest, ModelResponse, Usage
+from orchestra.types import ModelRequest, ModelResponse, ToolCall, ToolOutcome, ToolSpec, Usage
 
 
 def _request(messages: list[dict[str, str]]) -> ModelRequest:
@@ -73,6 +73,36 @@ def test_thoughts_are_the_reasoning_before_the_action():
     assert thought_of(react) == "I should look it up."
     assert thought_of(code) == "loop over them"
     assert thought_of(plain) is None
+
+
+def test_each_event_names_the_agent_that_made_it_and_each_call_its_event():
+    spec = ToolSpec(
+        name="Chats__send_message", app_name="Chats", app_class="MessagingAppV2", method="send_message", description="", args=(), return_type="str", writes=True
+    )
+    recorder = TrajectoryRecorder()
+    recorder.set_start_time(1000.0)
+    tools = {spec.name: spec}
+    recorder.add_agent(name="main", role="main", parent=None, app=None, task=None, model="m", scaffold="react", tools=tools, are_tools=tools)
+    calls = [ToolCall(name="Chats__send_message", arguments={"content": "hi"}, id="c1"), ToolCall(name="Chats__teleport", id="c2", error="unknown tool")]
+    outcomes = [
+        ToolOutcome(calls[0].name, calls[0].arguments, ok=True, output="id", sim_time=1005.0),
+        ToolOutcome(calls[1].name, {}, ok=False, sim_time=1005.0),
+    ]
+    recorder.step(
+        "main", index=0, run=1, t_start=1, t_model=5, t_end=7, notifications=[], prompt=None, outputs=[], acted_on=None, calls=calls, outcomes=outcomes
+    )
+    events = [
+        {"t": 1.0, "type": "USER", "tool": "AgentUserInterface__send_message_to_agent"},
+        {"t": 5.0, "type": "AGENT", "tool": "MessagingAppV2__get_existing_conversation_ids"},  # the app's nested call
+        {"t": 5.0, "type": "AGENT", "tool": "MessagingAppV2__send_message"},
+        {"t": 6.0, "type": "ENV", "tool": "MessagingAppV2__create_and_add_message"},
+    ]
+    t = recorder.build(ledgers=[], delegations=[], event_log=events, stop_reason="x")
+    assert t.event_agents == [None, "main", "main", None]
+    sent, unknown = t.agents[0].steps[0].tool_calls
+    assert (sent.t, sent.event, sent.event_name, sent.problem) == (5.0, 2, "MessagingAppV2__send_message", None)
+    assert (unknown.event, unknown.event_name, unknown.problem, unknown.error) == (None, None, "unknown_tool", "unknown tool")
+    assert t.tool_names == {"Chats__send_message": "MessagingAppV2__send_message"}
 
 
 def _run(tmp_path, name, *args):

@@ -48,16 +48,19 @@ def locate(text: str) -> Path:
     raise OrchestraError(f"{text}: no such rollout{hint}")
 
 
+def _cut(text: str, width: int | None) -> str:
+    return text if width is None or len(text) <= width else text[: width - 3] + "..."
+
+
 def _short(value: Any, width: int | None = 100) -> str:
+    """A value on one line (newlines shown as `⏎`), cut at `width` characters."""
     text = value if isinstance(value, str) else json.dumps(value, default=str, ensure_ascii=False)
-    if width is None or len(text) <= width:
-        return text
-    return text[: width - 3] + "..."
+    return _cut(text.replace("\r\n", "\n").replace("\n", " ⏎ "), width)
 
 
 def _block(text: str, indent: str, width: int | None) -> list[str]:
     """A multi-line text, indented, cut at `width` characters (None: whole)."""
-    body = _short(text.strip(), width)
+    body = _cut(text.strip(), width)
     return [indent + line for line in body.splitlines()] or [indent]
 
 
