@@ -341,6 +341,22 @@ async def _iteration(agent: AgentContext) -> AsyncGenerator[ModelRequest, ModelR
     # What the trajectory keeps of this step (read only: recording never changes the loop).
     prompt = trajectory.prompt(agent.name, request)
     notes = [m["content"] if isinstance(m.get("content"), str) else str(m.get("content")) for m in injected]
+
+    def trace(t_model: float, outputs: list[tuple[ModelResponse, str | None]], acted_on: ModelResponse | None, **what: Any) -> None:
+        trajectory.step(
+            agent.name,
+            index=agent.steps,
+            run=agent.runs,
+            t_start=t_start,
+            t_model=t_model,
+            t_end=session.elapsed,
+            notifications=notes,
+            prompt=prompt,
+            outputs=outputs,
+            acted_on=acted_on,
+            **what,
+        )
+
     retries: list[tuple[ModelResponse, str]] = []
     response: ModelResponse | None = None
     exhausted = False
@@ -364,29 +380,15 @@ async def _iteration(agent: AgentContext) -> AsyncGenerator[ModelRequest, ModelR
             retries.append((response, problem))
             scaffold.record_retry(agent, response, problem)
     except ModelError as exc:
-        if exc.permanent:
+        if exc.permanent:  # the rollout (or this sub-agent) ends here; the trajectory keeps the step so far
+            trace(session.elapsed, [*retries], None, calls=[], outcomes=[], model_error=f"{type(exc).__name__}: {exc} (permanent: the agent stops)")
             raise
         agent.ledger.model_errors += 1
         agent.ledger.last_model_error = str(exc)
         text = scaffold.model_error_text(exc)
         scaffold.record_model_error(agent, text)
         agent.state["_step"] = StepRecord(agent.steps, response, [], [], retries=retries, model_error=text)
-        now = session.elapsed
-        trajectory.step(
-            agent.name,
-            index=agent.steps,
-            run=agent.runs,
-            t_start=t_start,
-            t_model=now,
-            t_end=now,
-            notifications=notes,
-            prompt=prompt,
-            outputs=[(r, why) for r, why in retries],
-            acted_on=None,
-            calls=[],
-            outcomes=[],
-            model_error=text,
-        )
+        trace(session.elapsed, [*retries], None, calls=[], outcomes=[], model_error=text)
         return
     assert response is not None
     t_model = session.elapsed
@@ -399,21 +401,7 @@ async def _iteration(agent: AgentContext) -> AsyncGenerator[ModelRequest, ModelR
         calls, outcomes, format_error = await _act(agent, scaffold.action(agent, response))
     scaffold.record(agent, response, calls, outcomes, format_error)
     agent.state["_step"] = StepRecord(agent.steps, response, calls, outcomes, format_error, retries=retries)
-    trajectory.step(
-        agent.name,
-        index=agent.steps,
-        run=agent.runs,
-        t_start=t_start,
-        notifications=notes,
-        prompt=prompt,
-        t_model=t_model,
-        t_end=session.elapsed,
-        outputs=[*((r, why) for r, why in retries), (response, None)],
-        acted_on=response,
-        calls=calls,
-        outcomes=outcomes,
-        format_error=format_error,
-    )
+    trace(t_model, [*retries, (response, None)], response, calls=calls, outcomes=outcomes, format_error=format_error)
 
 
 async def _act(agent: AgentContext, action: Action) -> tuple[list[ToolCall], list[ToolOutcome], str | None]:
