@@ -135,6 +135,18 @@ def test_eighty_unknown_tool_calls_leave_their_trace_in_the_record(tmp_path, cap
     assert "trajectory" not in line and line["result"]["event_log_sha256"] == record.result.event_log_sha256  # type: ignore[union-attr]
 
 
+def test_a_permanent_model_failure_keeps_the_step_it_cut_short(tmp_path, capsys):
+    script = write_script(tmp_path, [{"text": "no action here"}])  # rejected, then the script runs out: permanent
+    path = scenario("starter_execution_calendar")
+    out = _run(tmp_path, "out", "--model", f"orchestra/scripted:{script}", "--scaffold", "react", "--scenarios", str(path))
+    capsys.readouterr()
+    record = RolloutRecord.model_validate_json((out / "rollouts" / "starter_execution_calendar.json").read_text())
+    assert record.status == "ERROR" and record.trajectory is not None and record.trajectory.stop_reason == "model_error"
+    (step,) = record.trajectory.agents[0].steps
+    assert [o.text for o in step.outputs] == ["no action here"] and step.outputs[0].rejected
+    assert step.model_error is not None and "script exhausted" in step.model_error and step.prompt is not None
+
+
 def test_team_trajectory_nests_the_app_agents_steps_and_maps_tool_names(tmp_path, capsys):
     path = scenario("starter_execution_group_chat")
     out = _run(tmp_path, "team", "--team", "oracle", "--scenarios", str(path))
