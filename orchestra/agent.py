@@ -102,6 +102,22 @@ class AgentContext:
         if not self.tools and self.scaffold is not None:
             self.tools = dict(self.scaffold.tools)
         self.rollout.register_agent(self.ledger)
+        self.trace_start()
+
+    def trace_start(self) -> None:
+        """Put this agent (its identity and tool table) in the rollout's trajectory."""
+        scaffold = self.ledger.scaffold or str(getattr(self.scaffold, "name", "") or "")
+        self.rollout.trajectory.add_agent(
+            name=self.name,
+            role=self.role,
+            parent=self.parent,
+            app=self.app,
+            task=self.task,
+            model=self.model.model,
+            scaffold=scaffold,
+            tools=self.tools,
+            are_tools=self.session.app_tools,
+        )
 
     @property
     def session(self) -> Session:
@@ -264,6 +280,7 @@ async def _loop(agent: AgentContext) -> AsyncGenerator[ModelRequest, ModelRespon
         else:
             task = agent.task or ""
         agent.ledger.runs += 1
+        agent.rollout.trajectory.run_started(agent.name, run=agent.ledger.runs, t=session.elapsed, task=task)
         agent.scaffold.new_task(agent, task)
         # One run (ARE's `execute_agent_loop`), until its termination condition holds.
         while True:
@@ -314,10 +331,32 @@ async def _iteration(agent: AgentContext) -> AsyncGenerator[ModelRequest, ModelR
     thrown in at the `yield`). The finished `StepRecord` is left in `state["_step"]`."""
     hook = agent.host.hook
     scaffold = agent.scaffold
+    session = agent.session
+    t_start = session.elapsed
     injected = [m for msgs in hook.pre_step(agent=agent) if msgs for m in msgs]
     if injected:
         scaffold.observe(injected)
     request = scaffold.request(agent)  # built once: retries resend the same prompt, as ARE does
+    trajectory = agent.rollout.trajectory
+    # What the trajectory keeps of this step (read only: recording never changes the loop).
+    prompt = trajectory.prompt(agent.name, request)
+    notes = [m["content"] if isinstance(m.get("content"), str) else str(m.get("content")) for m in injected]
+
+    def trace(t_model: float, outputs: list[tuple[ModelResponse, str | None]], acted_on: ModelResponse | None, **what: Any) -> None:
+        trajectory.step(
+            agent.name,
+            index=agent.steps,
+            run=agent.runs,
+            t_start=t_start,
+            t_model=t_model,
+            t_end=session.elapsed,
+            notifications=notes,
+            prompt=prompt,
+            outputs=outputs,
+            acted_on=acted_on,
+            **what,
+        )
+
     retries: list[tuple[ModelResponse, str]] = []
     response: ModelResponse | None = None
     exhausted = False
@@ -341,15 +380,18 @@ async def _iteration(agent: AgentContext) -> AsyncGenerator[ModelRequest, ModelR
             retries.append((response, problem))
             scaffold.record_retry(agent, response, problem)
     except ModelError as exc:
-        if exc.permanent:
+        if exc.permanent:  # the rollout (or this sub-agent) ends here; the trajectory keeps the step so far
+            trace(session.elapsed, [*retries], None, calls=[], outcomes=[], model_error=f"{type(exc).__name__}: {exc} (permanent: the agent stops)")
             raise
         agent.ledger.model_errors += 1
         agent.ledger.last_model_error = str(exc)
         text = scaffold.model_error_text(exc)
         scaffold.record_model_error(agent, text)
         agent.state["_step"] = StepRecord(agent.steps, response, [], [], retries=retries, model_error=text)
+        trace(session.elapsed, [*retries], None, calls=[], outcomes=[], model_error=text)
         return
     assert response is not None
+    t_model = session.elapsed
     calls: list[ToolCall]
     outcomes: list[ToolOutcome]
     format_error: str | None
@@ -359,6 +401,7 @@ async def _iteration(agent: AgentContext) -> AsyncGenerator[ModelRequest, ModelR
         calls, outcomes, format_error = await _act(agent, scaffold.action(agent, response))
     scaffold.record(agent, response, calls, outcomes, format_error)
     agent.state["_step"] = StepRecord(agent.steps, response, calls, outcomes, format_error, retries=retries)
+    trace(t_model, [*retries, (response, None)], response, calls=calls, outcomes=outcomes, format_error=format_error)
 
 
 async def _act(agent: AgentContext, action: Action) -> tuple[list[ToolCall], list[ToolOutcome], str | None]:
@@ -391,9 +434,25 @@ async def _act(agent: AgentContext, action: Action) -> tuple[list[ToolCall], lis
 async def _answer_max_iterations(agent: AgentContext) -> None:
     """ARE's Gaia2 termination at the budget: tell the user through the real tool, end the turn."""
     call = ToolCall(name=SEND_TO_USER_TOOL, arguments={"content": f"Max iterations ({agent.max_steps}) reached. Stopping."}, id="max-iterations")
+    t_start = agent.session.elapsed
     outcome = await agent.host.hook.tool_call(agent=agent, call=call)
     outcome.observation = agent.scaffold.render_output(outcome)
     agent.scaffold.record_auto_call(agent, call, outcome)
+    agent.rollout.trajectory.step(
+        agent.name,
+        index=agent.steps,
+        run=agent.runs,
+        t_start=t_start,
+        t_model=t_start,
+        t_end=agent.session.elapsed,
+        notifications=[],
+        prompt=None,
+        outputs=[],
+        acted_on=None,
+        calls=[call],
+        outcomes=[outcome],
+        auto=f"the step budget ({agent.max_steps}) is spent: ARE's loop answers the user for the agent",
+    )
     agent.stop_reason = "step_budget"
 
 
@@ -445,6 +504,7 @@ def make_agent(
     agent.ledger.scaffold = scaffold
     host.hook.agent_tools(agent=agent, tools=agent.tools)
     agent.scaffold = factory(dict(agent.tools), ScaffoldOptions(**(scaffold_options or {})))
+    agent.trace_start()  # again: its tools are shaped now
     return agent
 
 

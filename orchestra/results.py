@@ -1,8 +1,10 @@
 """A run's folder: `results.jsonl` (one record per line, streamed), `manifest.json`, resume.
 
-* **results.jsonl** grows by one line — the whole `RolloutRecord`, its spec included, secrets
-  masked — as each rollout finishes, written and flushed to the disk at once: a run killed with
+* **results.jsonl** grows by one line — the whole `RolloutRecord` but its trajectory, its spec
+  included, secrets masked — as each rollout finishes, written and flushed to the disk at once: a run killed with
   SIGKILL loses at most the rollouts in flight (a torn last line is dropped on the next open).
+* **rollouts/NAME.json** holds each rollout's whole record, its trajectory included
+  (docs/trajectories.md; `orchestra show DIR/NAME`), written before its line is appended.
 * **manifest.json** says what ran: orchestra's version, the configuration (every spec with its
   scenario and run index taken out: team, models, scaffolds, clock, notifications, judge; secrets
   masked), its sha256, and each scenario file's sha256, id and capabilities. No dates, no secrets.
@@ -219,9 +221,25 @@ class RunDir:
         """The batch without the rollouts that finished before."""
         return [(spec, file) for spec, file in batch if rollout_key(spec) not in self.finished]
 
+    def keep(self, record: RolloutRecord) -> Path:
+        """One finished rollout into the folder: its whole record (trajectory included) as
+        `rollouts/NAME.json`, then its compact line in `results.jsonl`; the file's path."""
+        path = self.write_rollout(record)
+        self.append(record)
+        return path
+
+    def write_rollout(self, record: RolloutRecord) -> Path:
+        """The whole record of one rollout (spec, verdict, ledgers, event log — or the partial one —
+        and the trajectory) as `rollouts/NAME.json` (`orchestra show DIR/NAME`), atomically."""
+        folder = self.path / "rollouts"
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / f"{rollout_name(record)}.json"
+        _write_atomic(path, json.dumps(record.model_dump(mode="json"), indent=1, default=str) + "\n")
+        return path
+
     def append(self, record: RolloutRecord) -> None:
-        """One finished rollout, one line, on the disk before this returns."""
-        line = json.dumps(record.model_dump(mode="json"), sort_keys=True, separators=(",", ":"), default=str)
+        """One finished rollout, one line (without its trajectory), on the disk before this returns."""
+        line = json.dumps(record.compact(), sort_keys=True, separators=(",", ":"), default=str)
         with self.results.open("a", encoding="utf-8") as f:
             f.write(line + "\n")
             f.flush()

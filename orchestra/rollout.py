@@ -39,6 +39,7 @@ from orchestra.scenario_files import ScenarioFile
 from orchestra.session import PartialLog, Session
 from orchestra.spec import AgentConfig, OracleConfig, RolloutSpec
 from orchestra.teams.config import TeamConfig
+from orchestra.trajectory import Trajectory, TrajectoryRecorder
 from orchestra.types import AgentLedger, Delegation, ModelRequest, ModelResponse
 
 __all__ = [
@@ -72,6 +73,8 @@ class Rollout:
         self.agents: dict[str, AgentLedger] = {}
         #: Every task an agent handed to a sub-agent, in the order they finished.
         self.delegations: list[Delegation] = []
+        #: What every agent was asked, answered and did; built into the record's `trajectory`.
+        self.trajectory = TrajectoryRecorder()
         #: The main agent (None for the oracle policy), made when the rollout starts.
         self.main: AgentContext | None = None
         self._session: Session | None = None
@@ -107,6 +110,7 @@ class Rollout:
         check_spec(self.spec, self.host)  # a typo'd scaffold or judge fails here, before the scenario loads
         pool = self.judge_pool or self.host.judge_pool(self.spec.session.judge)
         self._session = Session.start(self.file, self.spec.session, judge_pool=pool, run_index=self.spec.sample_index)
+        self.trajectory.set_start_time(self._session.now - self._session.elapsed)
         main = self._policy.main_agent
         if main is not None:
             self.main = make_agent(self, model=main.model, scaffold=main.scaffold, scaffold_options=main.scaffold_options, max_steps=main.max_steps)
@@ -288,12 +292,15 @@ class Rollout:
         session = self._session
         if self._failure is not None or session is None:
             error = describe(self._failure, self.file) if self._failure is not None else f"{source}: the rollout never started"
+            partial = _partial_log(session)
+            stop = self.main.stop_reason if self.main is not None else None
             self._record = build_record(
                 self.spec,
                 source,
                 scenario_id=session.scenario_id if session is not None else None,
                 error=error,
-                partial=_partial_log(session),
+                partial=partial,
+                trajectory=self._trajectory(partial.event_log if partial is not None else [], stop or "error") if session is not None else None,
                 **common,
             )
         elif self._not_applicable is not None:
@@ -312,9 +319,19 @@ class Rollout:
                 stop_reason=stop_reason,
                 error=self._error,
                 native=self._native_verdict(),
+                trajectory=self._trajectory(judgement.event_log, stop_reason or judgement.stop_reason),
                 **common,
             )
         return self._record
+
+    def _trajectory(self, event_log: list[dict[str, Any]], stop_reason: str | None) -> Trajectory:
+        return self.trajectory.build(
+            ledgers=self.agents.values(),
+            delegations=self.delegations,
+            event_log=event_log,
+            stop_reason=stop_reason,
+            oracle=ORACLE if self.main is None else None,
+        )
 
     def _all_model_calls_failed(self) -> str | None:
         """A broken model never looks like a good agent: when every call of the main agent's model

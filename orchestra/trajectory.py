@@ -51,8 +51,9 @@ TRAJECTORY_VERSION = 1
 #: ARE's class and method of an app's expert tool (Agent2Agent), as its event log names it.
 _EXPERT_CLASS, _EXPERT_METHOD = "AppAgent", "expert_agent"
 
-#: Why a tool call did not reach its tool: the model named a tool it does not have, or its arguments could not be used.
-CallProblem = Literal["unknown_tool", "bad_arguments"]
+#: Why a tool call did not reach its tool: the model named a tool it does not have, its arguments
+#: could not be used, or the scaffold refused the call (a second call where one per step is allowed).
+CallProblem = Literal["unknown_tool", "bad_arguments", "refused"]
 
 
 class ToolName(BaseModel):
@@ -130,7 +131,9 @@ class ToolCallEntry(BaseModel):
     observation: str | None = None
     #: Why it failed, as the tool or the scaffold said it (failed calls).
     error: str | None = None
-    #: The call never reached a tool: `unknown_tool` (a name the agent does not have) or `bad_arguments`.
+    #: The call never reached a tool: `unknown_tool` (a name the agent does not have), `bad_arguments`,
+    #: or `refused` (the scaffold's rule, e.g. one call per step). An unknown tool that went to the
+    #: session (native tool calls) is `unknown_tool` too.
     problem: CallProblem | None = None
     #: The sub-agent this call started (a delegation: `<App>__expert_agent`, `spawn`); its steps are
     #: that agent's in `Trajectory.agents`.
@@ -142,7 +145,7 @@ class ToolCallEntry(BaseModel):
 class Step(BaseModel):
     """One iteration of an agent (ARE's step): notifications, one prompt, its outputs, the action."""
 
-    #: The agent's iteration number (ARE's `iterations`, from 0; the max-iterations answer repeats the last).
+    #: The agent's iteration number (ARE's `iterations`, from 0; the max-iterations answer has the next one).
     index: int
     #: Which run of the agent (1 = the first task; a main agent's turn or resumption after a wait).
     run: int
@@ -209,7 +212,8 @@ class Trajectory(BaseModel):
     #: The main agent first, then sub-agents in start order (empty for the oracle policy).
     agents: list[AgentTrajectory] = Field(default_factory=list)
     #: Which agent made each event of the record's event log (same length and order; None for an
-    #: event no agent made: the environment's, the user's, a condition check).
+    #: event no agent made: the environment's, the user's, a condition check). An app's nested call
+    #: (logged as an agent event of its own) is the agent's whose call made it.
     event_agents: list[str | None] = Field(default_factory=list)
     #: Every tool name the rollout's agents saw that ARE logs, → its event-log / judge name.
     tool_names: dict[str, str] = Field(default_factory=dict)
@@ -330,9 +334,13 @@ class TrajectoryRecorder:
         tools: dict[str, ToolSpec],
         are_tools: Collection[str],
     ) -> None:
-        """An agent starts: its identity and its tool table."""
+        """An agent starts: its identity and its tool table (told again, the table is replaced)."""
         table = [ToolName(name=s.name, event_name=event_name(s, are_tools), app=s.app_name, app_class=s.app_class, method=s.method) for s in tools.values()]
-        self._agents[name] = AgentTrajectory(name=name, role=role, parent=parent, app=app, task=task, model=model, scaffold=scaffold, tools=table)
+        before = self._agents.get(name)
+        entry = AgentTrajectory(name=name, role=role, parent=parent, app=app, task=task, model=model, scaffold=scaffold, tools=table)
+        if before is not None:  # told again (its tools shaped since): what it did so far stays
+            entry.runs, entry.steps = before.runs, before.steps
+        self._agents[name] = entry
 
     def run_started(self, agent: str, *, run: int, t: float, task: str) -> None:
         if agent in self._agents:
@@ -363,7 +371,7 @@ class TrajectoryRecorder:
         known = tools.get(call.name)
         problem: CallProblem | None = None
         if call.error is not None:
-            problem = "bad_arguments" if known is not None else "unknown_tool"
+            problem = "unknown_tool" if known is None else ("refused" if not call.logged else "bad_arguments")
         elif known is None and not outcome.ok:
             problem = "unknown_tool"
         return ToolCallEntry(
@@ -454,11 +462,13 @@ def _link_delegations(agents: list[AgentTrajectory], delegations: Sequence[Deleg
 
 def _attribute_events(agents: list[AgentTrajectory], event_log: Sequence[dict[str, Any]], oracle: str | None) -> list[str | None]:
     """Which agent made each event: an agent event matched to the first unmatched call with the
-    same event-log name at the same simulated time."""
+    same event-log name at the same simulated time; an agent event no call names (an app's nested
+    call: `send_message` looks up the conversation ids) is the agent whose call ran at that time."""
     pending: list[tuple[str, ToolCallEntry]] = [
         (a.name, c) for a in agents for s in a.steps for c in s.tool_calls if c.event_name is not None and c.problem is None
     ]
     pending.sort(key=lambda item: item[1].t)
+    every = [(a.name, c) for a in agents for s in a.steps for c in s.tool_calls if c.problem is None and c.delegate is None]
     out: list[str | None] = []
     for i, event in enumerate(event_log):
         if str(event.get("type", "")).upper() != "AGENT":
@@ -470,7 +480,7 @@ def _attribute_events(agents: list[AgentTrajectory], event_log: Sequence[dict[st
         t = float(event.get("t", 0.0))
         found = next((k for k, (_, c) in enumerate(pending) if c.event_name == event.get("tool") and abs(c.t - t) < 1e-6), None)
         if found is None:
-            out.append(None)
+            out.append(next((who for who, c in every if abs(c.t - t) < 1e-6), None))
             continue
         who, call = pending.pop(found)
         call.event = i

@@ -22,6 +22,7 @@ if TYPE_CHECKING:  # pragma: no cover - types only
     from orchestra.session import Session
     from orchestra.spec import RolloutSpec
     from orchestra.teams.config import TeamConfig
+    from orchestra.trajectory import TrajectoryRecorder
 
 
 class HostView(Protocol):
@@ -94,6 +95,11 @@ class RolloutView(Protocol):
     @property
     def app_agents(self) -> list[str]:
         """The scenario's apps served by app-agents in this rollout, in the order ARE appends them."""
+        ...
+
+    @property
+    def trajectory(self) -> TrajectoryRecorder:
+        """What every agent was asked, answered and did (the agent loop records into it)."""
         ...
 
     def register_agent(self, ledger: AgentLedger) -> None: ...

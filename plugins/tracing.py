@@ -51,6 +51,11 @@ Names and attributes, and where they come from. Source: the GenAI semantic conve
   `gen_ai.tool.description`; a failed outcome sets status ERROR and `error.type` (the exception's
   class, else `tool_error`). With content: `gen_ai.tool.call.arguments` / `gen_ai.tool.call.result`
   and the error text as the status description.
+* a step the model's output could not be acted on — an unknown tool or unusable arguments (the
+  call never reaches a tool), an output that is no action at all, an output asked again (ARE's
+  invalid-format retry) — gets a zero-length ERROR span under the agent, after the step's chat span:
+  `execute_tool {name}` with `error.type` `unknown_tool` / `bad_arguments` / `refused`, or `format_error` with
+  `error.type` `format_error` / `invalid_format_retry` (`orchestra.step` is the step's index).
 * `error.type` on any span that ended in an error, per the conventions.
 * content (messages, arguments, results, the user's task, notification texts, the judge's
   rationale) only with `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true` or `--trace-content`.
@@ -94,7 +99,7 @@ from urllib.parse import urlsplit
 
 from orchestra.hookspecs import hookimpl
 from orchestra.tracing import Tracing, active
-from orchestra.types import ModelRequest, ModelResponse, ToolCall, ToolOutcome
+from orchestra.types import ModelRequest, ModelResponse, StepDecision, StepRecord, ToolCall, ToolOutcome
 from orchestra.views import AgentView, RolloutView
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -196,6 +201,14 @@ def pre_step(agent: AgentView) -> Generator[None, list[list[dict[str, Any]] | No
     if tracing is not None:
         _note_injected(tracing, agent, results)
     return results
+
+
+@hookimpl
+def post_step(agent: AgentView, step: StepRecord) -> StepDecision | None:
+    tracing = active()
+    if tracing is not None:
+        _note_step_problems(tracing, agent, step)
+    return None  # never decides: termination is the termination plugin's
 
 
 # ------------------------------------------------------------------------------------ spans
@@ -463,6 +476,40 @@ async def _traced_tool(tracing: Tracing, agent: AgentView, call: ToolCall, inner
             span.set_attribute("error.type", kind)
             span.set_status(StatusCode.ERROR, (outcome.error or kind) if tracing.content else kind)
         return outcome
+
+
+def _note_step_problems(tracing: Tracing, agent: AgentView, step: StepRecord) -> None:
+    """A step whose output could not be acted on is an error in the trace (see the module doc)."""
+    from opentelemetry.trace import SpanKind, StatusCode
+
+    problems: list[tuple[str, dict[str, Any], str, str]] = []
+    for _, why in step.retries:
+        problems.append(("format_error", {}, "invalid_format_retry", why))
+    for call in step.calls:
+        if call.error is not None:
+            kind = "unknown_tool" if call.name not in agent.tools else ("refused" if not call.logged else "bad_arguments")
+            tool: dict[str, Any] = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": call.name, "gen_ai.tool.type": "function"}
+            if call.id:
+                tool["gen_ai.tool.call.id"] = call.id
+            problems.append((f"execute_tool {call.name}", tool, kind, call.error))
+    if step.format_error is not None:
+        problems.append(("format_error", {}, "format_error", step.format_error))
+    rollout_state = _ROLLOUT.get()
+    for name, extra, kind, text in problems:
+        attributes: dict[str, Any] = {
+            **extra,
+            "orchestra.agent.name": agent.name,
+            "orchestra.step": step.index,
+            "orchestra.sim.start": agent.session.elapsed,
+            "orchestra.sim.duration_s": 0.0,
+        }
+        if rollout_state is not None:
+            attributes["gen_ai.conversation.id"] = rollout_state.conversation_id
+        with tracing.tracer.start_as_current_span(
+            name, kind=SpanKind.INTERNAL, attributes=attributes, record_exception=False, set_status_on_exception=False
+        ) as span:
+            span.set_attribute("error.type", kind)
+            span.set_status(StatusCode.ERROR, text if tracing.content else kind)
 
 
 def _note_injected(tracing: Tracing, agent: AgentView, results: list[list[dict[str, Any]] | None]) -> None:

@@ -139,7 +139,9 @@ class ReactScaffold(Scaffold):
             return [], agent_format.are_error_text(agent_format.are_json_parsing_error("Error: error parsing the tool_name in the action."))
         if name not in self.are_tools:
             error = agent_format.are_error_text(agent_format.are_unknown_tool_error(name, list(self.are_tools)))
-            return [ToolCall(name=name, id=f"step-{name}", error=error)], None
+            # never run; the arguments are kept for the record (the trajectory shows what the model asked)
+            arguments = action_input if isinstance(action_input, dict) else {}
+            return [ToolCall(name=name, arguments=arguments, id=f"step-{name}", error=error)], None
         arguments, problem = self._arguments(name, action_input)
         if problem is not None:
             return [ToolCall(name=name, arguments={}, id=f"step-{name}", error=problem)], None

@@ -139,18 +139,6 @@ def write_outcome(out_dir: Path, o: RolloutRecord) -> None:
     (out_dir / f"{stem}.judge.json").write_text(json.dumps(judge, indent=2, default=str) + "\n")
 
 
-def write_rollout(run_dir: Path, o: RolloutRecord) -> Path:
-    """The whole record of one rollout (spec, verdict, ledgers, event log — or the partial one) as
-    `DIR/rollouts/NAME.json` (`orchestra show DIR/NAME`)."""
-    from orchestra.results import rollout_name
-
-    folder = run_dir / "rollouts"
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"{rollout_name(o)}.json"
-    path.write_text(json.dumps(o.model_dump(mode="json"), indent=1, default=str) + "\n")
-    return path
-
-
 def emit_json(rec: dict[str, Any]) -> None:
     sys.stdout.write(json.dumps(rec, default=str) + "\n")
     sys.stdout.flush()

@@ -6,6 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
+import anyio
+
 from orchestra.cli._options import (
     SOURCE_HELP,
     add_executor_options,
@@ -17,10 +19,13 @@ from orchestra.cli._options import (
     no_scenario_error,
     session_config,
 )
-from orchestra.cli._output import emit_json, noise_totals, outcome_line, outcome_record, write_outcome
+from orchestra.cli._output import emit_json, noise_totals, outcome_line, outcome_record
 from orchestra.cli._trace import add_trace_options
+from orchestra.config import SessionConfig
 from orchestra.host import Host
-from orchestra.runner import execute_sources_sync
+from orchestra.record import RolloutRecord
+from orchestra.runner import execute_all, execute_sources_sync, specs_for
+from orchestra.scenario_files import resolve
 from orchestra.spec import KINDS
 
 
@@ -33,7 +38,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("sources", nargs="+", metavar="SOURCE", help=SOURCE_HELP)
     p.add_argument("--perturb", choices=KINDS, help="perturb the oracle trajectory (the judge must then reject it)")
-    p.add_argument("--out", type=Path, help="write each rollout's event log and judge verdict/rationale here")
+    p.add_argument(
+        "--out",
+        type=Path,
+        metavar="DIR",
+        help="a run folder, as `orchestra run --out` writes it: results.jsonl, manifest.json, rollouts/NAME.json "
+        "with each rollout's trajectory (`orchestra show DIR/NAME`); a rerun resumes",
+    )
     p.add_argument("--json", action="store_true", help="print one JSON object per scenario instead of a table")
     add_session_options(p)
     add_noise_options(p)
@@ -48,10 +59,12 @@ def run(args: argparse.Namespace) -> int:
     host = Host.create()
     host.judge_builder(config.judge.mode)  # an unknown judge fails once, before any scenario loads
     outcomes = []
-    for o in execute_sources_sync(args.sources, perturbations=(args.perturb,), session=config, host=host, **filter_kwargs(args), **executor_kwargs(args)):
+    if args.out:
+        records = _replay_into(args.out, args, config, host)
+    else:
+        records = execute_sources_sync(args.sources, perturbations=(args.perturb,), session=config, host=host, **filter_kwargs(args), **executor_kwargs(args))
+    for o in records:
         outcomes.append(o)
-        if args.out:
-            write_outcome(args.out, o)
         if args.json:
             emit_json(outcome_record(o))
         else:
@@ -76,3 +89,24 @@ def run(args: argparse.Namespace) -> int:
     if args.perturb is None and config.noise is None and passed != len(judged):
         return 1  # the unperturbed oracle must always pass (under noise its failed calls may fail it)
     return 0
+
+
+def _replay_into(out: Path, args: argparse.Namespace, config: SessionConfig, host: Host) -> list[RolloutRecord]:
+    """The replay as a run folder (`orchestra.results.RunDir`, the format `run` writes and `show`
+    reads): rollouts that finished there before are kept, the others run and are kept as each ends."""
+    from orchestra.results import RunDir
+
+    specs = specs_for(resolve(args.sources, **filter_kwargs(args)), perturbations=(args.perturb,), session=config)
+    if not specs:
+        raise no_scenario_error(args, args.sources)
+    run_dir = RunDir(out).open(specs)
+    todo = run_dir.remaining(specs)
+
+    async def go() -> list[RolloutRecord]:
+        done = []
+        async for record in execute_all(todo, host=host, **executor_kwargs(args)):
+            run_dir.keep(record)
+            done.append(record.model_copy(update={"trajectory": None}))
+        return done
+
+    return [*run_dir.finished.values(), *anyio.run(go)]

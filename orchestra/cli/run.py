@@ -26,7 +26,7 @@ from orchestra.cli._options import (
     positive_int,
     session_config,
 )
-from orchestra.cli._output import emit_json, noise_totals, outcome_line, outcome_record, write_rollout
+from orchestra.cli._output import emit_json, noise_totals, outcome_line, outcome_record
 from orchestra.cli._trace import add_trace_options
 from orchestra.config import DEFAULT_MAX_STEPS
 from orchestra.errors import OrchestraError
@@ -159,10 +159,9 @@ def _run_batch(args: argparse.Namespace, specs: list[_Spec], host: Host, team_ya
     interrupted = False
 
     def keep(o: RolloutRecord) -> None:
-        outcomes.append(o)
         if run_dir is not None:
-            run_dir.append(o)
-            write_rollout(run_dir.path, o)
+            run_dir.keep(o)  # rollouts/NAME.json with the trajectory, then its line in results.jsonl
+        outcomes.append(o.model_copy(update={"trajectory": None}))  # on the disk; the summary needs none
 
     display = display_for(
         json_rows=args.json,

@@ -175,11 +175,19 @@ def _describe(span: SpanRow) -> str:
             details.append(f"sample={a['orchestra.sample_index']}")
         if "orchestra.verdict" in a:
             details.append(("PASS" if a["orchestra.verdict"] else "FAIL") + f" reward={float(a.get('orchestra.reward', 0.0)):.2f}")
+        if "orchestra.stop_reason" in a:
+            details.append(f"stop={a['orchestra.stop_reason']}")
     if op == "invoke_agent" and a.get("gen_ai.agent.name") is not None:
         details.append(f"agent={a['gen_ai.agent.name']}")
+    if op is None and "orchestra.agent.name" in a:  # a step's problem (format_error): whose, which step
+        details.append(f"agent={a['orchestra.agent.name']}")
+    if "orchestra.step" in a:
+        details.append(f"step={a['orchestra.step']}")
     model = a.get("gen_ai.response.model") or a.get("gen_ai.request.model")
     if model is not None and op in ("invoke_agent", "chat"):
         details.append(f"model={model}")
+    if op == "invoke_agent" and "orchestra.agent.stop_reason" in a:
+        details.append(f"stop={a['orchestra.agent.stop_reason']}")
     if op == "execute_tool" and "gen_ai.tool.name" in a:
         details.append(f"tool={a['gen_ai.tool.name']}")
     attempts = a.get("orchestra.model.attempts")
@@ -194,8 +202,16 @@ def _describe(span: SpanRow) -> str:
     if tokens_in is not None or tokens_out is not None:
         parts.append(f"tokens {tokens_in or 0}/{tokens_out or 0}")
     if span.status == "ERROR":
-        reason = span.status_description or a.get("error.type") or "error"
+        kind = a.get("error.type")
+        reason = span.status_description or kind or "error"
+        if kind and span.status_description and span.status_description != kind:
+            reason = f"{kind}: {_first_line(span.status_description)}"
         parts.append(f"ERROR {reason}")
     else:
         parts.append("ok")
     return "  ".join(parts)
+
+
+def _first_line(text: str, width: int = 120) -> str:
+    line = next((part.strip() for part in text.splitlines() if part.strip()), "")
+    return line if len(line) <= width else line[: width - 3] + "..."

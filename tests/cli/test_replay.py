@@ -8,6 +8,8 @@ import pytest
 
 from helpers import SCENARIOS
 from orchestra.cli import main
+from orchestra.record import RolloutRecord
+from orchestra.results import read_results
 
 
 def test_replay_prints_one_line_per_scenario(capsys, scenario_path):
@@ -33,10 +35,33 @@ def test_replay_perturbed_with_out_dir(capsys, tmp_path, scenario_path):
     assert code == 0
     line = capsys.readouterr().out
     assert "[swap]" in line and "FAIL" in line
-    events = json.loads((tmp_path / "starter_execution_group_chat.swap.events.json").read_text())
-    judge = json.loads((tmp_path / "starter_execution_group_chat.swap.judge.json").read_text())
+    record = RolloutRecord.model_validate_json((tmp_path / "rollouts" / "starter_execution_group_chat.swap.json").read_text())
+    assert record.result is not None and record.trajectory is not None
+    events = record.result.event_log
     assert {"USER", "AGENT"} <= {e["type"] for e in events}
-    assert judge["success"] is False and judge["rationale"] and 0.0 <= judge["reward"] <= 0.8
+    assert record.result.success is False and record.result.rationale and 0.0 <= record.result.reward <= 0.8
+    # the oracle policy made every agent event; nobody made the others
+    assert record.trajectory.event_agents == ["oracle" if e["type"] == "AGENT" else None for e in events]
+
+
+def test_replay_and_run_write_the_same_run_folder_format(capsys, tmp_path, scenario_path):
+    source = str(scenario_path("starter_search_lookup"))
+    replayed, ran = tmp_path / "replay", tmp_path / "run"
+    assert main(["replay", source, "--out", str(replayed)]) == 0
+    assert main(["run", "--model", "orchestra/oracle", "--scenarios", source, "--out", str(ran), "--no-progress"]) == 0
+    capsys.readouterr()
+    for folder in (replayed, ran):
+        assert {p.name for p in folder.iterdir()} >= {"manifest.json", "results.jsonl", "rollouts"}
+        (line,) = read_results(folder)
+        whole = RolloutRecord.model_validate_json((folder / "rollouts" / "starter_search_lookup.json").read_text())
+        assert line.trajectory is None and whole.trajectory is not None  # compact lines, whole files
+        assert line.model_dump(exclude={"trajectory"}) == whole.model_dump(exclude={"trajectory"})
+        assert main(["show", str(folder / "starter_search_lookup")]) == 0
+        assert "status: PASS" in capsys.readouterr().out
+    # the replay resumes like a run: nothing left to do, the same folder
+    before = (replayed / "results.jsonl").read_bytes()
+    assert main(["replay", source, "--out", str(replayed)]) == 0
+    assert (replayed / "results.jsonl").read_bytes() == before and "PASS" in capsys.readouterr().out
 
 
 def test_bad_file_is_reported_and_the_batch_goes_on(capsys, tmp_path, scenario_path):

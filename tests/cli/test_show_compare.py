@@ -21,3 +21,33 @@ def test_show_a_rollout_and_compare_two_runs(tmp_path, capsys, scenario_path):
     assert main(["compare", str(a), str(b), "--json"]) == 0
     result = json.loads(capsys.readouterr().out)
     assert result["flips"] == [] and {d["capability"] for d in result["capabilities"]} >= {"Execution", "all"}
+
+
+def test_show_prints_the_trajectory_as_a_transcript(tmp_path, capsys, scenario_path):
+    """A failing scripted model: thoughts, an unknown tool, a format error, a real call with its
+    observation and simulated time, the stop reason, the verdict and the judge's rationale."""
+    lookup = 'Thought: find the contacts first.\nAction:\n{"action": "Contacts__get_contacts", "action_input": {}}<end_action>'
+    unknown = 'Thought: teleport there.\nAction:\n{"action": "Nowhere__teleport", "action_input": {"to": "Paris"}}<end_action>'
+    broken = "Thought: oops.\nAction:\n{not json<end_action>"
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([{"text": lookup}, {"text": unknown}, {"text": "no idea"}, {"text": broken}]))
+    out = tmp_path / "out"
+    args = ["run", "--model", f"orchestra/scripted:{script}", "--scaffold", "react", "--max-steps", "3", "--no-progress"]
+    assert main([*args, "--scenarios", str(scenario_path("starter_execution_calendar")), "--out", str(out)]) == 0
+    capsys.readouterr()
+    assert main(["show", str(out / "starter_execution_calendar")]) == 0
+    text = capsys.readouterr().out
+    assert "status: FAIL" in text and "stop step_budget" in text
+    assert "run 1 at 1.0s, the user wrote:\n      Received at: " in text and "thought:\n        find the contacts first." in text
+    assert "call Contacts__get_contacts({}) at " in text and "-> ok:" in text
+    assert 'call Nowhere__teleport({"to": "Paris"})' in text and "-> UNKNOWN TOOL:" in text
+    assert "output REJECTED" in text and "no idea" in text  # ARE's invalid-format retry, inside the step
+    assert "FORMAT ERROR:" in text
+    assert "auto at " in text and "Max iterations (3) reached" in text
+    assert "verdict: FAIL" in text and "judge rationale:" in text
+    assert "main       AgentUserInterface__send_message_to_user" in text  # the event log says who
+    assert main(["show", str(out / "starter_execution_calendar"), "--prompts"]) == 0
+    prompts = capsys.readouterr().out
+    assert "request 0: 2 new message(s)" in prompts and "request 1: request 0's first 2 message(s), then" in prompts
+    assert main(["show", str(out)]) == 2
+    assert "is a run folder: give one of its rollouts, DIR/NAME: starter_execution_calendar" in capsys.readouterr().err

@@ -39,7 +39,7 @@ def test_run_exports_jsonl_and_trace_prints_one_tree_per_rollout(capsys, tmp_pat
         lines = tree.splitlines()
         assert lines[1].startswith("invoke_workflow tool_calling:orchestra/oracle  [scenario=starter_")
         assert "PASS reward=1.00" in lines[1] and "sim 0.0s +" in lines[1] and "tokens " in lines[1]
-        assert lines[2].startswith("└─ invoke_agent main  [agent=main model=oracle]  sim ")
+        assert lines[2].startswith("└─ invoke_agent main  [agent=main model=oracle stop=all_turns_completed]  sim ")
         assert any(line.startswith("   ├─ chat oracle  [model=orchestra/oracle]  sim ") and " tokens " in line for line in lines)
         assert any(
             line.startswith("   └─ execute_tool AgentUserInterface__send_message_to_user  [tool=AgentUserInterface__send_message_to_user]") for line in lines
@@ -220,3 +220,23 @@ def test_run_exports_over_otlp_grpc(capsys, scenario_path, monkeypatch):
     capsys.readouterr()
     names = _span_names(requests)
     assert names.count("invoke_workflow tool_calling:orchestra/oracle") == 1 and "invoke_agent main" in names
+
+
+def test_steps_with_unknown_tools_or_format_errors_are_errors_and_the_stop_reason_is_shown(capsys, tmp_path, scenario_path):
+    script = tmp_path / "script.json"
+    unknown = 'Thought: teleport.\nAction:\n{"action": "Nowhere__teleport", "action_input": {}}<end_action>'
+    broken = "Thought: oops.\nAction:\n{not json at all<end_action>"
+    script.write_text(json.dumps([{"text": unknown}, {"text": broken}, {"text": unknown}]))
+    out = tmp_path / "trace.jsonl"
+    args = ["run", "--model", f"orchestra/scripted:{script}", "--scaffold", "react", "--max-steps", "3", "--no-progress"]
+    main([*args, "--scenarios", str(scenario_path("starter_execution_calendar")), "--trace", f"jsonl:{out}"])
+    capsys.readouterr()
+    assert main(["trace", str(out)]) == 0
+    text = capsys.readouterr().out
+    unknown_lines = [line for line in text.splitlines() if "execute_tool Nowhere__teleport" in line]
+    assert len(unknown_lines) == 2 and all(line.endswith("ERROR unknown_tool") and "step=" in line for line in unknown_lines)
+    (format_line,) = [line for line in text.splitlines() if "format_error" in line]
+    assert "agent=main step=1" in format_line and format_line.endswith("ERROR format_error")
+    workflow = text.splitlines()[1]
+    assert "stop=step_budget" in workflow and "FAIL" in workflow
+    assert any("invoke_agent main" in line and "stop=step_budget" in line for line in text.splitlines())
