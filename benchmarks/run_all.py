@@ -264,6 +264,12 @@ def fig_concurrency(args: argparse.Namespace) -> dict[str, Any]:
     pool = JudgePool()
     rows = []
     with MockServer(latency=latency) as server:
+
+        async def warm_up() -> None:  # the first model call imports litellm (seconds): a process's cost, not a rollout's
+            async for _ in rollouts([config.spec(str(path))], server.base_url, model="bench", concurrency=1, judge_pool=pool):
+                pass
+
+        anyio.run(warm_up)
         for n in levels:
             while pool.builds < n:  # judges are built once per process (seconds each); not a rollout's cost
                 pool.warm()
