@@ -21,7 +21,7 @@ from orchestra.are import agent_format
 from orchestra.config import FINAL_ANSWER_TOOL
 from orchestra.scaffold import Scaffold, render_tool_list
 from orchestra.tool_schemas import action_union_schema, openai_tool
-from orchestra.types import ModelRequest, ModelResponse, ToolCall
+from orchestra.types import ModelRequest, ModelResponse, ToolCall, ToolSpec
 
 if TYPE_CHECKING:  # pragma: no cover
     from orchestra.session import ToolOutcome
@@ -51,6 +51,9 @@ class ToolCallingScaffold(Scaffold):
     action_format = "tool_calls"
     parallel: ClassVar[bool] = False
 
+    #: (names and ids of the tools, their `tools[]` entries, the specs kept alive so the ids stay theirs)
+    _tools_cache: tuple[tuple[tuple[str, int], ...], list[dict[str, Any]], list[ToolSpec]] | None = None
+
     def system_prompt(self, agent: AgentView) -> str:
         how = "one or more tools (they run in order)" if self.parallel else "exactly one tool"
         tool_list = render_tool_list(self.tools)
@@ -76,10 +79,20 @@ class ToolCallingScaffold(Scaffold):
                 schema = {"type": "object", "properties": {"calls": {"type": "array", "items": union, "minItems": 1}}, "required": ["calls"]}
             req.response_format = self.response_format(schema)
         else:
-            req.tools = [openai_tool(spec) for spec in self.tools.values()]
+            req.tools = self._openai_tools()
             req.tool_choice = "auto"
             req.parallel_tool_calls = self.parallel
         return req
+
+    def _openai_tools(self) -> list[dict[str, Any]]:
+        """The `tools[]` of a request, built once per set of tools (a JSON schema per tool costs
+        about half a millisecond: rebuilding them at every step was most of a step's overhead)."""
+        key = tuple((name, id(spec)) for name, spec in self.tools.items())
+        cached = self._tools_cache
+        if cached is None or cached[0] != key:
+            cached = (key, [openai_tool(spec) for spec in self.tools.values()], list(self.tools.values()))
+            self._tools_cache = cached
+        return list(cached[1])
 
     def parse(self, response: ModelResponse) -> tuple[list[ToolCall], str | None]:
         calls = list(response.tool_calls)

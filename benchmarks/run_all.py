@@ -1,0 +1,421 @@
+"""Every performance figure of issue #20, each against its baseline measured in the same run, as one table.
+
+| figure | what | baseline (same run) | target |
+|---|---|---|---|
+| replay | `orchestra replay SOURCE --json` (judged), whole process | ARE's own unjudged `are-benchmark run --oracle` on the same files, whole process | <= 0.5x |
+| cold start | load + preprocess + ready of the largest bundled universe, warm judge | ARE's `preprocess_scenario` (judge built inside) | <= 0.3 s |
+| env step | the environment's part of one agent step (step API: `apply` + `next_request`, the model excluded) | a raw ARE `AppTool` call | median <= 2 ms, p99 <= 10 ms |
+| concurrency | rollouts per second at N concurrent rollouts against a fixed-latency mock model on loopback | the model-bound ideal (N rollouts x steps x latency) | env share of wall <= 5 % at 256 |
+| startup | `orchestra --help`, `plugins`, `teams list`, `scenarios bundled`, whole process | `python -c pass` | <= 1 s |
+
+The two whole-process figures time subprocesses from outside (wall: a monotonic clock around the
+child; CPU: user + system of the reaped child, from `resource.getrusage(RUSAGE_CHILDREN)`), the two
+commands alternating A B A B so that a drift of the machine's speed hits both; the ratio is taken
+pair by pair and the median is reported. On a shared machine quote the CPU ratio: wall time there
+measures the neighbours. ARE's harness is pointed at local files through a temporary folder in its
+layout (`DIR/<config>/<split>/*.json`, symlinks to the selected scenarios), `--split validation
+--num_runs 1` (one rollout per scenario, as ours) and an `--output_dir` of its own; everything else
+is ARE's default (its process executor).
+
+    .venv/bin/python benchmarks/run_all.py                       # everything (tens of minutes on 2 shared cores)
+    .venv/bin/python benchmarks/run_all.py --only replay cold step --pairs 3
+    .venv/bin/python benchmarks/run_all.py --quick               # seconds-to-minutes smoke run (tests/benchmarks)
+
+`--json OUT` also writes every figure. Offline: LITELLM_LOCAL_MODEL_COST_MAP=True and HF_HUB_OFFLINE=1
+are set for every child.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import logging
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+OFFLINE = {"LITELLM_LOCAL_MODEL_COST_MAP": "True", "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
+os.environ.update({k: os.environ.get(k, v) for k, v in OFFLINE.items()})
+sys.path.insert(0, str(REPO / "devtools"))
+
+FIGURES = ("replay", "cold", "step", "concurrency", "startup")
+STARTUP_CASES: tuple[tuple[str, list[str]], ...] = (
+    ("orchestra --help", ["--help"]),
+    ("orchestra plugins", ["plugins"]),
+    ("orchestra teams list", ["teams", "list"]),
+    ("orchestra scenarios bundled", ["scenarios", "bundled"]),
+)
+
+
+# ------------------------------------------------------------------ helpers
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))]
+
+
+def child_env() -> dict[str, str]:
+    return {**os.environ, **OFFLINE, "ORCHESTRA_PLUGINS": ""}
+
+
+def timed_child(argv: list[str], *, cwd: Path) -> tuple[float, float]:
+    """(wall s, CPU s = user + system) of one child process, run to its end."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    proc = subprocess.run(argv, cwd=cwd, env=child_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, check=False)
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if proc.returncode != 0:
+        sys.exit(f"benchmark child failed ({proc.returncode}): {' '.join(argv)}\n{proc.stderr[-2000:]}")
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def paired(a: list[str], b: list[str], pairs: int, *, cwd: Path) -> dict[str, Any]:
+    """A and B alternating; medians of each and of the pairwise ratios A/B (wall and CPU)."""
+    rows = []
+    for _ in range(pairs):
+        rows.append((timed_child(a, cwd=cwd), timed_child(b, cwd=cwd)))
+    return {
+        "pairs": pairs,
+        "a_wall_s": statistics.median(r[0][0] for r in rows),
+        "a_cpu_s": statistics.median(r[0][1] for r in rows),
+        "b_wall_s": statistics.median(r[1][0] for r in rows),
+        "b_cpu_s": statistics.median(r[1][1] for r in rows),
+        "wall_ratio": statistics.median(r[0][0] / r[1][0] for r in rows),
+        "cpu_ratio": statistics.median(r[0][1] / r[1][1] for r in rows),
+    }
+
+
+def timed(fn: Callable[[], object], repeats: int) -> tuple[float, float]:
+    """Medians of (wall s, process CPU s) over `repeats` calls."""
+    walls, cpus = [], []
+    for _ in range(repeats):
+        c0, t0 = time.process_time(), time.perf_counter()
+        fn()
+        walls.append(time.perf_counter() - t0)
+        cpus.append(time.process_time() - c0)
+    return statistics.median(walls), statistics.median(cpus)
+
+
+def largest_scenario() -> Path:
+    files = sorted((p for p in (REPO / "scenarios").rglob("*.json") if p.name != "manifest.json"), key=lambda p: (p.stat().st_size, str(p)))
+    return files[-1]
+
+
+def smallest_scenario() -> Path:
+    files = sorted((p for p in (REPO / "scenarios").rglob("*.json") if p.name != "manifest.json"), key=lambda p: (p.stat().st_size, str(p)))
+    return files[0]
+
+
+@contextlib.contextmanager
+def are_layout(files: list[Path]) -> Iterator[Path]:
+    """A temporary folder in ARE's local layout, `<config>/validation/<file>.json`, of symlinks to `files`."""
+    root = Path(tempfile.mkdtemp(prefix="orchestra-bench-ds-"))
+    try:
+        for f in files:
+            config = f.parent.parent.name
+            target = root / config / "validation"
+            target.mkdir(parents=True, exist_ok=True)
+            (target / f.name).symlink_to(f.resolve())
+        yield root
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+# ------------------------------------------------------------------ the figures
+
+
+def fig_replay(args: argparse.Namespace) -> dict[str, Any]:
+    from orchestra.scenario_files import resolve
+
+    files = [f.path for f in resolve([args.source])]
+    bindir = Path(sys.executable).parent
+    are_benchmark = bindir / "are-benchmark"
+    out = Path(tempfile.mkdtemp(prefix="orchestra-bench-are-out-"))
+    try:
+        with are_layout(files) as ds:
+            ours = [sys.executable, "-m", "orchestra.cli", "replay", args.source, "--json"]
+            theirs = [
+                str(are_benchmark),
+                "run",
+                "--oracle",
+                "-d",
+                str(ds),
+                "--split",
+                "validation",
+                "--num_runs",
+                "1",
+                "--output_dir",
+                str(out),
+                "--log-level",
+                "WARNING",
+            ]
+            figures = paired(ours, theirs, args.pairs, cwd=REPO)
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
+    figures["scenarios"] = len(files)
+    return figures
+
+
+def fig_cold(args: argparse.Namespace) -> dict[str, Any]:
+    logging.disable(logging.WARNING)
+    from are.simulation.data_handler.importer import JsonScenarioImporter
+    from are.simulation.scenarios.scenario_imported_from_json.utils import preprocess_scenario
+    from are.simulation.validation import ScriptedGraphPerEventJudgeConfig
+
+    from orchestra.are import judge_pool
+    from orchestra.are.judge_pool import _no_llm_engine
+    from orchestra.scenario_files import read_scenario_file
+    from orchestra.session import Session
+
+    path = smallest_scenario() if args.quick else largest_scenario()
+    pool = judge_pool.JudgePool()
+    pool.warm()
+
+    def ours() -> None:
+        with Session.open(read_scenario_file(path), judge_pool=pool):
+            pass
+
+    def are() -> None:
+        sc, _, _ = JsonScenarioImporter().import_from_json_to_benchmark(path.read_text(), load_completed_events=False)
+        preprocess_scenario(sc, judge_config=ScriptedGraphPerEventJudgeConfig(engine=_no_llm_engine), max_scenario_duration=1800)
+
+    ours()  # imports, caches of the first call
+    wall, cpu = timed(ours, args.repeats)
+    are_wall, are_cpu = timed(are, max(1, min(args.repeats, 3)))
+    return {"scenario": str(path.relative_to(REPO)), "bytes": path.stat().st_size, "wall_s": wall, "cpu_s": cpu, "are_wall_s": are_wall, "are_cpu_s": are_cpu}
+
+
+def fig_step(args: argparse.Namespace) -> dict[str, Any]:
+    import anyio
+
+    logging.disable(logging.WARNING)
+    from orchestra.are.judge_pool import JudgePool
+    from orchestra.config import SessionConfig
+    from orchestra.models import ModelConfig
+    from orchestra.rollout import Rollout
+    from orchestra.spec import AgentConfig, RolloutSpec
+    from orchestra.types import ModelResponse, ToolCall, Usage
+
+    path = smallest_scenario() if args.quick else largest_scenario()
+    steps = 20 if args.quick else args.steps
+    tool = "SystemApp__get_current_time"
+    pool = JudgePool()
+    spec = RolloutSpec(
+        scenario=str(path),
+        agent=AgentConfig(scaffold="tool_calling", model=ModelConfig(model="openai/bench"), max_steps=steps + 5),
+        session=SessionConfig(),
+    )
+    samples: list[float] = []
+    raw: list[float] = []
+
+    async def go() -> None:
+        with Rollout.open(spec, judge_pool=pool) as rollout:
+            request = await rollout.next_request()
+            for i in range(steps):
+                assert request is not None
+                response = ModelResponse(text=None, tool_calls=[ToolCall(name=tool, arguments={}, id=f"call_{i}")], usage=Usage(1000, 20))
+                t0 = time.perf_counter()
+                await rollout.apply(response)
+                request = await rollout.next_request()
+                samples.append(time.perf_counter() - t0)
+            app_tool = rollout.session.app_tools[tool]
+            with rollout.session.env.scope():
+                for _ in range(steps):
+                    t0 = time.perf_counter()
+                    app_tool()
+                    raw.append(time.perf_counter() - t0)
+
+    anyio.run(go)
+    return {
+        "scenario": str(path.relative_to(REPO)),
+        "steps": steps,
+        "median_ms": statistics.median(samples) * 1000,
+        "p99_ms": pct(samples, 0.99) * 1000,
+        "raw_median_ms": statistics.median(raw) * 1000,
+        "raw_p99_ms": pct(raw, 0.99) * 1000,
+    }
+
+
+def fig_concurrency(args: argparse.Namespace) -> dict[str, Any]:
+    import anyio
+
+    logging.disable(logging.WARNING)
+    from orchestra.are.judge_pool import JudgePool
+    from orchestra.rl import EnvConfig, rollouts
+    from orchestra_dev.mock_openai import MockServer
+
+    path = smallest_scenario()
+    levels = [1, 2] if args.quick else args.levels
+    latency = 0.05 if args.quick else args.latency
+    steps = 2 if args.quick else args.model_steps
+    config = EnvConfig(max_steps=steps)
+    pool = JudgePool()
+    rows = []
+    with MockServer(latency=latency) as server:
+
+        async def warm_up() -> None:  # the first model call imports litellm (seconds): a process's cost, not a rollout's
+            async for _ in rollouts([config.spec(str(path))], server.base_url, model="bench", concurrency=1, judge_pool=pool):
+                pass
+
+        anyio.run(warm_up)
+        for n in levels:
+            while pool.builds < n:  # judges are built once per process (seconds each); not a rollout's cost
+                pool.warm()
+            specs = [config.spec(str(path), sample_index=i) for i in range(n)]
+            rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+            async def go(specs: list[Any] = specs, n: int = n) -> list[Any]:
+                return [r async for r in rollouts(specs, server.base_url, model="bench", concurrency=n, judge_pool=pool)]
+
+            t0 = time.perf_counter()
+            records = anyio.run(go)
+            wall = time.perf_counter() - t0
+            rss1 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+            errors = [r.error for r in records if r.error]
+            calls = sum(r.result.model_calls for r in records if r.result)
+            ideal = (calls / n) * latency  # every rollout's model calls back to back, all rollouts at once
+            rows.append(
+                {
+                    "concurrency": n,
+                    "rollouts": len(records),
+                    "errors": len(errors),
+                    "model_calls": calls,
+                    "wall_s": wall,
+                    "ideal_s": ideal,
+                    "rollouts_per_s": len(records) / wall,
+                    "ideal_rollouts_per_s": len(records) / ideal if ideal else None,
+                    "env_share": max(0.0, (wall - ideal) / wall),
+                    "peak_rss_growth_mb_per_rollout": max(0, rss1 - rss0) / 1024 / n,
+                }
+            )
+    return {"scenario": str(path.relative_to(REPO)), "latency_s": latency, "model_steps": steps, "levels": rows}
+
+
+def fig_startup(args: argparse.Namespace) -> dict[str, Any]:
+    base = [sys.executable, "-c", "pass"]
+    rows = []
+    for label, argv in STARTUP_CASES[:1] if args.quick else STARTUP_CASES:
+        cmd = [sys.executable, "-m", "orchestra.cli", *argv]
+        timed_child(cmd, cwd=REPO)  # warm the file cache
+        figures = paired(cmd, base, 1 if args.quick else args.repeats, cwd=REPO)
+        rows.append({"command": label, **figures})
+    return {"commands": rows}
+
+
+# ------------------------------------------------------------------ the table
+
+
+def table(results: dict[str, Any]) -> list[tuple[str, str, str, str, str]]:
+    """(figure, ours, baseline, ratio, target) rows."""
+    out = []
+    if "replay" in results:
+        r = results["replay"]
+        out.append(
+            (
+                f"replay {r['scenarios']} scenarios, judged (whole process)",
+                f"cpu {r['a_cpu_s']:.1f} s, wall {r['a_wall_s']:.1f} s",
+                f"ARE unjudged oracle: cpu {r['b_cpu_s']:.1f} s, wall {r['b_wall_s']:.1f} s",
+                f"cpu {r['cpu_ratio']:.2f}x, wall {r['wall_ratio']:.2f}x",
+                "<= 0.5x",
+            )
+        )
+    if "cold" in results:
+        r = results["cold"]
+        out.append(
+            (
+                f"cold start {r['bytes'] / 1e6:.1f} MB universe, warm judge",
+                f"cpu {r['cpu_s']:.3f} s, wall {r['wall_s']:.3f} s",
+                f"ARE preprocess_scenario: cpu {r['are_cpu_s']:.3f} s",
+                f"{r['cpu_s'] / r['are_cpu_s']:.2f}x ARE (cpu)",
+                "<= 0.3 s",
+            )
+        )
+    if "step" in results:
+        r = results["step"]
+        out.append(
+            (
+                "env overhead per agent step",
+                f"median {r['median_ms']:.2f} ms, p99 {r['p99_ms']:.2f} ms",
+                f"raw ARE tool call: median {r['raw_median_ms']:.3f} ms",
+                f"{r['median_ms'] / r['raw_median_ms']:.0f}x raw",
+                "median <= 2 ms, p99 <= 10 ms",
+            )
+        )
+    if "concurrency" in results:
+        r = results["concurrency"]
+        for row in r["levels"]:
+            out.append(
+                (
+                    f"{row['concurrency']} concurrent rollouts, mock model {r['latency_s'] * 1000:.0f} ms/call",
+                    f"{row['rollouts_per_s']:.2f} rollouts/s, {row['peak_rss_growth_mb_per_rollout']:.1f} MB/rollout, {row['errors']} errors",
+                    f"model-bound ideal {row['ideal_rollouts_per_s']:.2f} rollouts/s" if row["ideal_rollouts_per_s"] else "-",
+                    f"env share {row['env_share'] * 100:.1f} %",
+                    "env share <= 5 % at 256",
+                )
+            )
+    if "startup" in results:
+        for row in results["startup"]["commands"]:
+            out.append(
+                (
+                    row["command"],
+                    f"wall {row['a_wall_s']:.2f} s, cpu {row['a_cpu_s']:.2f} s",
+                    f"python -c pass: wall {row['b_wall_s']:.2f} s",
+                    f"{row['wall_ratio']:.1f}x",
+                    "<= 1 s",
+                )
+            )
+    return out
+
+
+def print_table(rows: list[tuple[str, str, str, str, str]]) -> None:
+    header = ("figure", "orchestra", "baseline (same run)", "ratio", "target")
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(5)]
+    line = "| " + " | ".join(h.ljust(w) for h, w in zip(header, widths, strict=True)) + " |"
+    print(line)
+    print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
+    for r in rows:
+        print("| " + " | ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) + " |")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--only", nargs="+", choices=FIGURES, default=list(FIGURES))
+    parser.add_argument("--quick", action="store_true", help="a small, fast version of every figure (the smoke test)")
+    parser.add_argument("--source", default="bundled", help="scenarios of the replay figure (default: the whole bundled corpus)")
+    parser.add_argument("--pairs", type=int, default=1, help="A/B pairs of the replay figure")
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--steps", type=int, default=200, help="agent steps of the env-overhead figure")
+    parser.add_argument("--levels", type=int, nargs="+", default=[1, 8, 64, 256], help="concurrent rollouts")
+    parser.add_argument("--latency", type=float, default=0.5, help="mock model latency per call, seconds")
+    parser.add_argument("--model-steps", type=int, default=4, help="model calls per rollout in the concurrency figure")
+    parser.add_argument("--json", type=Path, help="also write every figure here")
+    args = parser.parse_args(argv)
+    if args.quick and args.source == "bundled":
+        args.source = str(smallest_scenario())
+
+    results: dict[str, Any] = {}
+    for name in FIGURES:
+        if name in args.only:
+            t0 = time.perf_counter()
+            results[name] = globals()[f"fig_{name}"](args)
+            print(f"[{name}: {time.perf_counter() - t0:.0f} s]", file=sys.stderr, flush=True)
+    print_table(table(results))
+    if args.json:
+        args.json.write_text(json.dumps({"argv": sys.argv[1:], "cores": os.cpu_count(), "results": results}, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

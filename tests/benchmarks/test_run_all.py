@@ -1,0 +1,37 @@
+"""Smoke test of benchmarks/run_all.py: it runs and prints its table (no timing is asserted)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+
+from helpers import REPO
+
+
+def load_run_all():
+    spec = importlib.util.spec_from_file_location("run_all", REPO / "benchmarks" / "run_all.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_benchmark_runs_the_env_step_figure_and_prints_the_table(tmp_path, capsys):
+    run_all = load_run_all()
+    out = tmp_path / "figures.json"
+    assert run_all.main(["--quick", "--only", "step", "--json", str(out)]) == 0
+    step = json.loads(out.read_text())["results"]["step"]
+    assert step["steps"] == 20 and step["median_ms"] > 0 and step["p99_ms"] >= step["median_ms"] and step["raw_median_ms"] > 0
+    printed = capsys.readouterr().out
+    assert "env overhead per agent step" in printed and "median <= 2 ms" in printed
+
+
+def test_the_table_has_a_row_per_figure_with_its_baseline_and_target():
+    run_all = load_run_all()
+    results = {
+        "replay": {"scenarios": 51, "a_cpu_s": 20.0, "a_wall_s": 25.0, "b_cpu_s": 40.0, "b_wall_s": 30.0, "cpu_ratio": 0.5, "wall_ratio": 0.8},
+        "startup": {"commands": [{"command": "orchestra --help", "a_wall_s": 0.3, "a_cpu_s": 0.1, "b_wall_s": 0.1, "wall_ratio": 3.0}]},
+    }
+    rows = run_all.table(results)
+    assert [r[0] for r in rows] == ["replay 51 scenarios, judged (whole process)", "orchestra --help"]
+    assert rows[0][3] == "cpu 0.50x, wall 0.80x" and rows[0][4] == "<= 0.5x" and rows[1][4] == "<= 1 s"
