@@ -60,7 +60,7 @@ def _with_user_contact_class(cls: Any) -> Any:
     """`cls` whose apps get the user contact right after ARE populates them — before `initialize`
     records the apps' initial state, which is what the exporter writes."""
 
-    class WithUserContact(cls):  # type: ignore[misc, valid-type]
+    class WithUserContact(cls):
         def init_and_populate_apps(self, *args: Any, **kwargs: Any) -> None:
             super().init_and_populate_apps(*args, **kwargs)
             with_user_contact(self)
