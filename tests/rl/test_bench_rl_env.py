@@ -15,6 +15,7 @@ from helpers import REPO
 pytest.importorskip("verifiers")
 
 
+@pytest.mark.slow  # about a minute: two verifiers evaluations, judges built per rollout
 def test_the_rl_env_benchmark_reports_env_response_against_the_model_call_per_concurrency(tmp_path):
     out = tmp_path / "bench.json"
     cmd = [sys.executable, str(REPO / "benchmarks" / "bench_rl_env.py"), "--latency", "0.01", "--turns", "2", "--concurrency", "1", "2", "--json", str(out)]
