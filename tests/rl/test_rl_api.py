@@ -495,6 +495,30 @@ def test_the_are_source_exports_ares_registered_scenarios_and_reports_those_it_c
     assert anyio.run(go) == (1.0, 0.0)
 
 
+def test_the_are_export_adds_the_user_contact_and_types_the_root_task_user():
+    """The two fix-ups that make ARE's demo scenarios judgeable, each on its own (fast)."""
+    from are.simulation.apps.contacts import ContactsApp
+
+    from orchestra.are.registered import DEMO_USER, root_task_as_user_event, with_user_contact
+
+    class Bare:
+        apps: list[Any] = []
+
+    bare = Bare()
+    with_user_contact(bare)
+    [contacts] = bare.apps
+    assert contacts.name == "Contacts" and [c.contact_id for c in contacts.contacts.values() if c.is_user] == [DEMO_USER["contact_id"]]
+    mine = ContactsApp(name="ContactsApp")
+    with_user_contact(type("S", (), {"apps": [mine]})())
+    with_user_contact(type("S", (), {"apps": [mine]})())  # idempotent: one user contact
+    assert sum(c.is_user for c in mine.contacts.values()) == 1
+    task = {"event_id": "t", "event_type": "ENV", "dependencies": [], "action": {"app": "AgentUserInterface", "function": "send_message_to_agent"}}
+    later = {**task, "event_id": "u", "dependencies": ["t"]}
+    other = {"event_id": "e", "event_type": "ENV", "dependencies": [], "action": {"app": "Emails", "function": "create_and_add_email"}}
+    fixed = json.loads(root_task_as_user_event(json.dumps({"events": [task, later, other]})))
+    assert [e["event_type"] for e in fixed["events"]] == ["USER", "ENV", "ENV"]
+
+
 @pytest.mark.parametrize("garbage", [None, 42, "just text", {"foo": 1}, {"choices": [{"message": {"role": "assistant"}}]}])
 def test_a_completion_that_is_no_completion_is_a_type_error_and_spends_no_turn(garbage):
     from orchestra.rl import response_from_completion
