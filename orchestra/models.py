@@ -227,9 +227,10 @@ def parse_tool_call(name: str, args_raw: Any, call_id: str) -> ToolCall:
         args = json.loads(args_raw)
     except (json.JSONDecodeError, TypeError) as exc:
         reason = f"{exc.msg} at char {exc.pos}" if isinstance(exc, json.JSONDecodeError) else str(exc)
-        return ToolCall(name=name, id=call_id, error=f"arguments are not valid JSON ({reason}): {str(args_raw)[:200]!r}")
+        raw = args_raw if isinstance(args_raw, str) else str(args_raw)
+        return ToolCall(name=name, id=call_id, error=f"arguments are not valid JSON ({reason}): {raw[:200]!r}", raw_arguments=raw)
     if not isinstance(args, dict):
-        return ToolCall(name=name, id=call_id, error=f"arguments must be a JSON object, got {type(args).__name__}")
+        return ToolCall(name=name, id=call_id, error=f"arguments must be a JSON object, got {type(args).__name__}", raw_arguments=str(args_raw))
     return ToolCall(name=name, arguments=args, id=call_id)
 
 
@@ -247,6 +248,6 @@ def _usage(litellm: Any, raw: Any, request: ModelRequest, text: str | None, call
 def count_usage_locally(litellm: Any, messages: list[dict[str, Any]], text: str | None, calls: list[ToolCall]) -> Usage:
     """Token counts from litellm's bundled tokenizer (offline), for providers that report none."""
     prompt = int(litellm.token_counter(model="gpt-4o-mini", messages=messages))
-    out = (text or "") + "".join(c.name + json.dumps(c.arguments) for c in calls)
+    out = (text or "") + "".join(c.name + c.arguments_text() for c in calls)
     completion = int(litellm.token_counter(model="gpt-4o-mini", text=out)) if out else 0
     return Usage(prompt, completion, 0, counted_locally=True)

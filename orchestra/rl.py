@@ -37,11 +37,11 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from orchestra.are.judge_pool import JudgePool
 from orchestra.clock import ClockConfig
-from orchestra.config import DEFAULT_MAX_STEPS, RewardMode, SessionConfig
+from orchestra.config import DEFAULT_MAX_STEPS, NoiseConfig, RewardMode, SessionConfig
 from orchestra.errors import OrchestraError
 from orchestra.host import Host
 from orchestra.judges import JudgeConfig
@@ -65,6 +65,7 @@ __all__ = [
     "ScenarioFailure",
     "completion_message",
     "episode_info",
+    "noise_config",
     "response_from_completion",
     "rollouts",
     "select_scenarios",
@@ -81,7 +82,10 @@ class EnvConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    scaffold: str = Field("tool_calling", description="the policy's scaffold: tool_calling (native tool calls) or react (ARE's text format)")
+    scaffold: str = Field(
+        "tool_calling",
+        description="the policy's scaffold: tool_calling (native tool calls), react (ARE's text format) or code (ARE's code-agent text, run in a sandbox)",
+    )
     scaffold_options: dict[str, Any] = Field(default_factory=dict)
     team: TeamConfig | None = Field(
         None, description="a team: the policy plays its main agent; its app-agents run with the team's own models, on the same clock"
@@ -92,9 +96,10 @@ class EnvConfig(BaseModel):
     duration: float | None = Field(None, gt=0, description="the scenario's simulated time budget (s); default: ARE's cap")
     max_turns: int = Field(20, gt=0, description="hard cap on the policy's completions per episode")
     max_steps: int = Field(DEFAULT_MAX_STEPS, gt=0, description="the main agent's step budget (ARE: 80 iterations)")
+    noise: NoiseConfig | None = Field(None, description="Gaia2's noise (tool failures, environment events); None runs clean")
 
     def session(self) -> SessionConfig:
-        return SessionConfig(clock=self.clock, reward_mode=self.reward_mode, duration=self.duration, judge=self.judge)
+        return SessionConfig(clock=self.clock, reward_mode=self.reward_mode, duration=self.duration, judge=self.judge, noise=self.noise)
 
     def spec(self, scenario: str | Path, *, seed: int | None = None, sample_index: int = 0, model: str = POLICY_MODEL) -> RolloutSpec:
         """The rollout spec of one episode: the policy (labelled `model` in the ledgers) as the main agent."""
@@ -103,6 +108,32 @@ class EnvConfig(BaseModel):
         if self.team is None:
             return RolloutSpec(agent=policy, **common)
         return RolloutSpec(team=policy_team(self.team, policy), **common)
+
+
+NoiseArg = bool | Mapping[str, Any] | NoiseConfig | None
+
+
+def noise_config(noise: NoiseArg, *, where: str = "noise") -> NoiseConfig | None:
+    """The `noise` argument as a `NoiseConfig`: False / None = off, True = Gaia2's defaults, a dict
+    of `NoiseConfig` fields (the rest default) or a `NoiseConfig`. Anything else is a one-line
+    `OrchestraError` naming `where`, the bad key or value and the fields there are."""
+    if noise is None or noise is False:
+        return None
+    if noise is True:
+        return NoiseConfig()
+    if isinstance(noise, NoiseConfig):
+        return noise
+    fields = ", ".join(NoiseConfig.model_fields)
+    if not isinstance(noise, Mapping):
+        raise OrchestraError(f"{where}={noise!r}: give True (Gaia2's defaults), False/None (off) or a dict of {fields}")
+    unknown = sorted(str(k) for k in noise if k not in NoiseConfig.model_fields)
+    if unknown:
+        raise OrchestraError(f"{where}: unknown key(s) {', '.join(unknown)}; the keys are {fields}")
+    try:
+        return NoiseConfig(**{str(k): v for k, v in noise.items()})
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']} (got {e.get('input')!r})" for e in exc.errors())
+        raise OrchestraError(f"{where}: {problems}") from None
 
 
 def policy_team(team: TeamConfig, policy: AgentConfig) -> TeamConfig:
@@ -185,7 +216,7 @@ def response_from_completion(completion: Mapping[str, Any] | Any, request: Model
         text = "".join(str(_as_dict(p).get("text") or "") for p in text)
     text = text if isinstance(text, str) else None
     calls: list[ToolCall] = []
-    if request.action_format != "react":
+    if request.action_format == "tool_calls":  # react and code read the text only
         for i, raw in enumerate(data.get("tool_calls") or []):
             tc = _as_dict(raw)
             fn = _as_dict(tc.get("function") or tc)  # OpenAI's nesting, or verifiers' flat {id, name, arguments}
@@ -227,7 +258,7 @@ def completion_message(response: ModelResponse) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": response.text}
     if response.tool_calls:
         message["tool_calls"] = [
-            {"id": c.id or f"call_{i}", "type": "function", "function": {"name": c.name, "arguments": json.dumps(c.arguments)}}
+            {"id": c.id or f"call_{i}", "type": "function", "function": {"name": c.name, "arguments": c.arguments_text()}}
             for i, c in enumerate(response.tool_calls)
         ]
     if not response.usage.counted_locally:
@@ -245,6 +276,7 @@ def episode_info(rollout: Rollout, record: RolloutRecord | None = None) -> dict[
         session = rollout.session
         return {
             "scenario_id": session.scenario_id,
+            "noise": _noise_info(rollout.spec),
             "sim_seconds": round(session.elapsed, 6),
             "turns_completed": session.turns_completed,
             "ledgers": [dataclasses.asdict(a) for a in rollout.agents.values()],
@@ -255,7 +287,7 @@ def episode_info(rollout: Rollout, record: RolloutRecord | None = None) -> dict[
 def record_info(record: RolloutRecord) -> dict[str, Any]:
     """A finished rollout's info: reward, verdict, rationale, simulated seconds, ledgers, event-log hash."""
     result = record.result
-    info: dict[str, Any] = {"scenario_id": record.scenario_id, "error": record.error, "policy": record.policy}
+    info: dict[str, Any] = {"scenario_id": record.scenario_id, "error": record.error, "policy": record.policy, "noise": _noise_info(record.spec)}
     if result is not None:
         info.update(
             reward=result.reward,
@@ -282,6 +314,12 @@ def record_info(record: RolloutRecord) -> dict[str, Any]:
             ledgers=[dataclasses.asdict(a) for a in record.agents],
         )
     return info
+
+
+def _noise_info(spec: RolloutSpec | None) -> dict[str, Any] | None:
+    """The noise the rollout ran with (its spec's session), None for a clean run."""
+    noise = spec.session.noise if spec is not None else None
+    return None if noise is None else noise.model_dump(mode="json")
 
 
 def _reward(record: RolloutRecord) -> float:
@@ -402,10 +440,13 @@ class GaiaEnv:
         self.model = model
         self.episode: Episode | None = None
 
-    async def reset(self, scenario: str | Path | ScenarioFile, seed: int | None = None, *, sample_index: int = 0) -> Observation:
+    async def reset(self, scenario: str | Path | ScenarioFile, seed: int | None = None, *, sample_index: int = 0, noise: NoiseArg = None) -> Observation:
+        """Start an episode. `noise`: None = the config's (`EnvConfig.noise`), False = off, True =
+        Gaia2's defaults, a dict of `NoiseConfig` fields or a `NoiseConfig` — for this episode."""
         self.close()
+        config = self.config if noise is None else self.config.model_copy(update={"noise": noise_config(noise)})
         file = scenario if isinstance(scenario, ScenarioFile) else one_scenario(scenario)
-        spec = self.config.spec(file.path, seed=seed, sample_index=sample_index, model=self.model)
+        spec = config.spec(file.path, seed=seed, sample_index=sample_index, model=self.model)
         self.episode = await Episode.open(spec, host=self.host, judge_pool=self.judge_pool, file=file, max_turns=self.config.max_turns)
         observation = self.episode.observation
         if observation is None:
@@ -482,6 +523,8 @@ def select_scenarios(
     capability = capability.lower()
     if capability not in CAPABILITIES:
         raise OrchestraError(f"unknown capability {capability!r}; choose from {', '.join(CAPABILITIES)}")
+    if isinstance(num_examples, bool) or not isinstance(num_examples, int) or num_examples == 0 or num_examples < -1:
+        raise OrchestraError(f"num_examples={num_examples!r}: give -1 (all scenarios) or a positive count")
     failures: list[ScenarioFailure] = []
     tag_filter: str | None = None
     if source == "gaia2":
@@ -514,7 +557,7 @@ def select_scenarios(
         if keep is not None and info.scenario_id not in keep:
             continue
         chosen.append(file)
-    if num_examples >= 0:
+    if num_examples > 0:
         chosen = chosen[:num_examples]
     return chosen, failures
 

@@ -8,6 +8,7 @@ litellm; what plugins may read of an agent, a rollout and the host is in `orches
 from __future__ import annotations
 
 import enum
+import json
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -35,6 +36,13 @@ class ToolCall:
     #: False for a call refused before it was made (e.g. a second call where one is allowed);
     #: ARE logs a call before running it, so a logged call that fails still counts for termination.
     logged: bool = True
+    #: The arguments exactly as the model wrote them when they could not be parsed (`error` says
+    #: why): the history shows the model its own text, never a rewritten `{}`.
+    raw_arguments: str | None = None
+
+    def arguments_text(self) -> str:
+        """The arguments as the history shows them: the model's own text when unparseable, else JSON."""
+        return self.raw_arguments if self.raw_arguments is not None else json.dumps(self.arguments)
 
 
 @dataclass

@@ -133,7 +133,7 @@ class ToolCallingScaffold(Scaffold):
             {
                 "role": "assistant",
                 "content": response.text or None,
-                "tool_calls": [{"id": c.id, "type": "function", "function": {"name": c.name, "arguments": json.dumps(c.arguments)}} for c in calls],
+                "tool_calls": [{"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments_text()}} for c in calls],
             }
         )
         for call, outcome in zip(calls, outcomes):

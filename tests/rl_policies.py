@@ -34,14 +34,27 @@ def tool_message(name: str, arguments: dict[str, Any], call_id: str = "call_0") 
     }
 
 
+def action_message(episode: Episode, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    """One tool call as the episode's scaffold reads it: a native tool call, a ReAct action, or a code block."""
+    kind = episode.request.action_format if episode.request is not None else "tool_calls"
+    if kind == "react":
+        return {"role": "assistant", "content": f"Thought: act.\nAction:\n{json.dumps({'action': name, 'action_input': arguments})}<end_action>"}
+    if kind == "code":
+        args = ", ".join(f"{k}={v!r}" for k, v in arguments.items())
+        return {"role": "assistant", "content": f"Thought: act.\nCode:\n```py\nprint({name}({args}))\n```<end_action>"}
+    return tool_message(name, arguments)
+
+
 def wrong_completion(episode: Episode) -> dict[str, Any]:
     """A policy that is wrong everywhere: one junk email first (an extra write fails the judge's
-    count check, even where the oracle only answers), then "Done." to the user without the work."""
-    tools = sorted(t["function"]["name"] for t in (episode.request.tools if episode.request else None) or [])
+    count check, even where the oracle only answers), then "Done." to the user without the work —
+    in the episode's scaffold's format (native tool calls, ReAct text or a code block)."""
+    rollout = episode.rollout
+    tools = sorted(rollout.main.tools) if rollout.main is not None else []
     junk = next((t for t in tools if t.endswith("__send_email")), None)
     if episode.turns == 0 and junk is not None:
-        return tool_message(junk, {"recipients": ["nobody@example.invalid"], "subject": "x", "content": "x"})
-    return tool_message(ANSWER, {"content": "Done."})
+        return action_message(episode, junk, {"recipients": ["nobody@example.invalid"], "subject": "x", "content": "x"})
+    return action_message(episode, ANSWER, {"content": "Done."})
 
 
 async def oracle_without(episode: Episode, skipped: frozenset[int], counter: list[int]) -> dict[str, Any]:

@@ -30,6 +30,7 @@ from typing import Any
 
 import verifiers as vf
 from datasets import Dataset
+from pydantic import ValidationError
 from verifiers.types import Messages, State
 from verifiers.utils.message_utils import normalize_messages
 
@@ -37,17 +38,16 @@ from orchestra.clock import ClockConfig
 from orchestra.errors import OrchestraError
 from orchestra.host import Host
 from orchestra.judges import JudgeConfig
-from orchestra.rl import CAPABILITIES, MAX_TURNS_STOP, EnvConfig, Episode, ScenarioFailure, record_info, select_scenarios
+from orchestra.rl import CAPABILITIES, MAX_TURNS_STOP, EnvConfig, Episode, ScenarioFailure, noise_config, record_info, select_scenarios
 from orchestra.rollout import describe
 from orchestra.scenario_files import ScenarioFile
-from orchestra.teams.loading import load_team, team_path
+from orchestra.teams.config import TeamConfig
+from orchestra.teams.loading import TeamError, load_team, team_path
 
 __all__ = ["AreGaia2Env", "load_environment"]
 
 logger = logging.getLogger("are_gaia2")
 
-#: Scaffolds the issue names that do not exist yet (rejected with a clear error until they do).
-FUTURE_SCAFFOLDS = ("code",)
 JUDGE_MODES = ("scripted", "strict", "llm")
 REWARD_MODES = ("binary", "dense")
 #: The LLM judge's model and endpoint (`judge_mode="llm"`), read from the environment: the argument
@@ -72,6 +72,7 @@ def load_environment(
     scaffold: str = "tool_calling",
     team: str | None = None,
     noise: Any = None,
+    **unknown: Any,
 ) -> AreGaia2Env:
     """The `are-gaia2` environment (arguments: README "RL: are-gaia2" / docs/rl.md).
 
@@ -82,13 +83,23 @@ def load_environment(
     `num_examples`: -1 = all; the clock: `decode_rate_tps`, `prefill_rate_tps`,
     `tool_call_seconds`, `time_scale` (> 1 = tighter deadlines); `max_turns`: completions per
     rollout; `reward_mode`: binary or dense (partial credit in [0, 0.8]); `scenario_split`: a
-    frozen split, `bundled/train` or `bundled/heldout`; `scaffold`: tool_calling or react;
-    `team`: a team file (or shipped team name) whose app-agents the environment serves with their
-    own models while the policy plays the main agent; `noise`: not available yet (rejected)."""
-    if noise is not None:
-        raise ValueError("noise= is not available yet: orchestra has no noise feature (issue 17: 'noise once it exists'); leave it unset")
-    if scaffold in FUTURE_SCAFFOLDS:
-        raise ValueError(f"scaffold={scaffold!r} does not exist yet (issue 17: 'code once it exists'); use tool_calling or react")
+    frozen split, `bundled/train` or `bundled/heldout`; `scaffold`: tool_calling, react or code
+    (ARE's code-agent text, its ```py block run in orchestra's sandbox); `team`: a team file (or
+    shipped team name) whose app-agents the environment serves with their own models while the
+    policy plays the main agent; `noise`: Gaia2's noise — False/None off, True Gaia2's defaults,
+    a dict of `orchestra.config.NoiseConfig` fields.
+
+    Every bad argument is a `ValueError` naming the argument, its value and what is accepted
+    (`**unknown` only catches a misspelt argument, to name it with the closest real one)."""
+    if unknown:
+        raise ValueError(_unknown_arguments(sorted(unknown)))
+    try:
+        noise_settings = noise_config(noise, where="are-gaia2: noise")
+    except OrchestraError as exc:
+        raise ValueError(str(exc)) from None
+    for name, value in (("source", source), ("capability", capability), ("split", split), ("scaffold", scaffold)):
+        if not isinstance(value, str) or not value:
+            raise ValueError(f"are-gaia2: {name}={value!r}: expected a non-empty string")
     if judge_mode not in JUDGE_MODES:
         raise ValueError(f"judge_mode={judge_mode!r}: choose from {', '.join(JUDGE_MODES)}")
     if reward_mode not in REWARD_MODES:
@@ -98,7 +109,7 @@ def load_environment(
     host = Host.create()
     if scaffold not in host.scaffolds:
         raise ValueError(f"scaffold={scaffold!r} is not registered; registered: {', '.join(sorted(host.scaffolds))}")
-    team_config = load_team(team_path(team)) if team is not None else None
+    team_config = _team(team) if team is not None else None
     if capability.lower() == "agent2agent" and team_config is None:
         raise ValueError("capability='agent2agent' is played by a team: give team= (a team file with app_agents; offline: 'oracle')")
     judge = JudgeConfig(
@@ -106,15 +117,20 @@ def load_environment(
         model=os.environ.get(JUDGE_MODEL_ENV) if judge_mode == "llm" else None,
         endpoint=os.environ.get(JUDGE_ENDPOINT_ENV) if judge_mode == "llm" else None,
     )
-    config = EnvConfig(
-        scaffold=scaffold,
-        team=team_config,
-        judge=judge,
-        reward_mode=reward_mode,  # type: ignore[arg-type]
-        clock=ClockConfig(decode_rate_tps=decode_rate_tps, prefill_rate_tps=prefill_rate_tps, tool_call_seconds=tool_call_seconds, time_scale=time_scale),
-        duration=max_scenario_duration,
-        max_turns=max_turns,
-    )
+    try:
+        clock = ClockConfig(decode_rate_tps=decode_rate_tps, prefill_rate_tps=prefill_rate_tps, tool_call_seconds=tool_call_seconds, time_scale=time_scale)
+        config = EnvConfig(
+            scaffold=scaffold,
+            team=team_config,
+            judge=judge,
+            reward_mode=reward_mode,  # type: ignore[arg-type]
+            clock=clock,
+            duration=max_scenario_duration,
+            max_turns=max_turns,
+            noise=noise_settings,
+        )
+    except ValidationError as exc:
+        raise ValueError(_argument_errors(exc)) from None
     try:
         files, failures = select_scenarios(source, capability, split=split, scenario_split=scenario_split, num_examples=num_examples)
     except OrchestraError as exc:
@@ -125,6 +141,41 @@ def load_environment(
         reasons = "; ".join(f"{f.source}: {f.reason}" for f in failures) or "no scenario matches"
         raise ValueError(f"are-gaia2: no scenarios for source={source!r} capability={capability!r} ({reasons})")
     return AreGaia2Env(files=files, config=config, host=host, failures=failures)
+
+
+#: EnvConfig's fields under the names `load_environment` takes.
+_ARGUMENT_NAMES = {"duration": "max_scenario_duration"}
+
+
+def _unknown_arguments(names: list[str]) -> str:
+    import difflib
+    import inspect
+
+    known = [p for p in inspect.signature(load_environment).parameters if p != "unknown"]
+    hints = []
+    for name in names:
+        close = difflib.get_close_matches(name, known, n=1)
+        hints.append(f"{name!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+    return f"are-gaia2: unknown argument(s) {', '.join(hints)}; the arguments are {', '.join(known)}"
+
+
+def _argument_errors(exc: ValidationError) -> str:
+    """A pydantic error about the clock or EnvConfig, one line, in `load_environment`'s argument names."""
+    problems = []
+    for error in exc.errors():
+        field = str(error["loc"][-1]) if error["loc"] else "?"
+        problems.append(f"{_ARGUMENT_NAMES.get(field, field)}={error.get('input')!r}: {error['msg']}")
+    return "are-gaia2: " + "; ".join(problems)
+
+
+def _team(team: Any) -> TeamConfig:
+    """The team file `team` names (a path or a shipped team's name), or a ValueError naming its problems."""
+    if not isinstance(team, str | os.PathLike) or not str(team):
+        raise ValueError(f"are-gaia2: team={team!r}: give a team file's path or a shipped team's name")
+    try:
+        return load_team(team_path(str(team)))
+    except TeamError as exc:
+        raise ValueError(f"are-gaia2: team={str(team)!r}: {'; '.join(exc.problems)}") from None
 
 
 def _rows(files: list[ScenarioFile]) -> list[dict[str, Any]]:

@@ -58,7 +58,8 @@ class PolicyClient(OpenAIChatCompletionsClient):
         episode = self.env.episode(state)
         assert episode is not None and episode.request is not None
         assert [m["role"] for m in prompt] == [m["role"] for m in episode.request.messages]  # the prompt is orchestra's request
-        assert tools and {t["function"]["name"] for t in tools} == {t["function"]["name"] for t in episode.request.tools}
+        assert {t["function"]["name"] for t in tools or []} == {t["function"]["name"] for t in episode.request.tools or []}
+        assert bool(tools) == (episode.request.action_format == "tool_calls")  # react / code: the tools are in the prompt's text
         self.prompts.append(prompt)
         if self.policy == "oracle":
             response = await episode.rollout.host.hook.model_call(agent=episode.rollout.main, request=episode.request)
@@ -106,6 +107,58 @@ def test_verifiers_loads_are_gaia2_and_the_oracle_scores_1_a_wrong_policy_0(capa
     assert env._episodes == {}  # every rollout's episode was released
 
 
+@pytest.mark.parametrize("scaffold", ["code", "react"])
+def test_the_text_scaffolds_oracle_scores_1_and_a_wrong_policy_0(scaffold):
+    """`scaffold="code"`: the completion is ARE code-agent text whose ```py block runs in the code
+    scaffold's sandbox; `react`: ARE's JSON action text. No native tools are offered to the model."""
+    env = load(capability="adaptability", num_examples=1, scaffold=scaffold)
+    right = evaluate(env, PolicyClient(env))
+    wrong = evaluate(env, PolicyClient(env, "wrong"))
+    assert [o["reward"] for o in right] == [1.0], right[0]["orchestra"]
+    assert [o["reward"] for o in wrong] == [0.0]
+    marker = "```py" if scaffold == "code" else "Action:"
+    completions = [m for o in right + wrong for m in o["completion"] if m["role"] == "assistant"]
+    assert completions and all(marker in m["content"] and not m.get("tool_calls") for m in completions)
+    assert right[0]["orchestra"]["ledgers"][0]["scaffold"] == scaffold and env._episodes == {}
+
+
+def test_unparseable_tool_arguments_reach_the_next_prompt_as_written_with_the_error():
+    """What the policy sees next (and a trainer trains on) keeps the model's own arguments text."""
+    env = load(capability="search", num_examples=1, max_turns=2)
+    raw = '{"offset": 0,, oops'
+
+    class Garbled(PolicyClient):
+        async def get_native_response(self, prompt: Any, model: str, sampling_args: Any, tools: Any = None, **kwargs: Any) -> ChatCompletion:
+            self.prompts.append(prompt)
+            call = {"id": "c1", "type": "function", "function": {"name": "Contacts__get_contacts", "arguments": raw}}
+            return chat_completion({"role": "assistant", "content": None, "tool_calls": [call]}, model)
+
+    client = Garbled(env)
+    out = evaluate(env, client)[0]
+    second = client.prompts[1]
+    assistant = [m for m in second if _get(m, "role") == "assistant"]
+    tool = [m for m in second if _get(m, "role") == "tool"]
+    assert _get(_get(_get(assistant[-1], "tool_calls")[0], "function"), "arguments") == raw
+    assert "not valid JSON" in _get(tool[-1], "content") and out["orchestra"]["stop_reason"] == "max_turns"
+
+
+def _get(obj: Any, key: str) -> Any:
+    return obj.get(key) if isinstance(obj, dict) else getattr(obj, key)
+
+
+def test_noise_reaches_the_rollouts_session():
+    from orchestra.config import NoiseConfig
+
+    clean = load(capability="search", num_examples=1)
+    noisy = load(capability="search", num_examples=1, noise={"tool_failure_probability": 0.25})
+    default = load(capability="search", num_examples=1, noise=True)
+    assert clean.config.noise is None and load(capability="search", num_examples=1, noise=False).config.noise is None
+    assert noisy.config.noise == NoiseConfig(tool_failure_probability=0.25) and default.config.noise == NoiseConfig()
+    out = evaluate(noisy, PolicyClient(noisy, "wrong"))[0]
+    assert out["orchestra"]["noise"] == NoiseConfig(tool_failure_probability=0.25).model_dump(mode="json")
+    assert evaluate(clean, PolicyClient(clean, "wrong"))[0]["orchestra"]["noise"] is None
+
+
 def test_usage_advances_the_clock_and_is_counted_locally_without_it():
     env = load(capability="execution", num_examples=1)
     with_usage = evaluate(env, PolicyClient(env))[0]["orchestra"]
@@ -137,7 +190,8 @@ def test_the_arguments_are_exactly_the_issues_table_plus_scaffold_team_noise():
     import are_gaia2
 
     params = inspect.signature(are_gaia2.load_environment).parameters
-    assert {k: v.default for k, v in params.items()} == {
+    assert params["unknown"].kind is inspect.Parameter.VAR_KEYWORD  # only to name a misspelt argument
+    assert {k: v.default for k, v in params.items() if k != "unknown"} == {
         "source": "gaia2",
         "capability": "execution",
         "split": "validation",
@@ -156,15 +210,25 @@ def test_the_arguments_are_exactly_the_issues_table_plus_scaffold_team_noise():
         "noise": None,
     }
     for kwargs, message in (
-        ({"noise": "typos"}, "noise= is not available yet"),
-        ({"scaffold": "code"}, "does not exist yet"),
+        ({"noise": "typos"}, "noise='typos': give True"),
+        ({"time_scal": 2.0, "colour": 1}, "unknown argument.*'colour', 'time_scal' \\(did you mean 'time_scale'\\?\\); the arguments are source, "),
+        ({"team": "no_such_team"}, "team='no_such_team': no_such_team.*no such team file \\(shipped teams"),
+        ({"source": "/no/such/folder"}, "/no/such/folder: no such file or folder"),
+        ({"capability": 3}, "capability=3: expected a non-empty string"),
+        ({"noise": {"failure": 0.1}}, "unknown key.*failure.*tool_failure_probability"),
+        ({"scaffold": "cobol"}, "scaffold='cobol' is not registered; registered: .*code"),
         ({"capability": "agent2agent"}, "give team="),
         ({"judge_mode": "vibes"}, "choose from scripted, strict, llm"),
         ({"capability": "cooking"}, "choose from execution"),
         ({"scenario_split": "bundled/nope"}, "has the parts heldout, train"),
+        ({"num_examples": 0}, r"num_examples=0: give -1 \(all scenarios\) or a positive count"),
+        ({"max_turns": 0}, "max_turns=0: Input should be greater than 0"),
+        ({"time_scale": -1.0}, "time_scale=-1.0"),
+        ({"max_scenario_duration": -5}, "max_scenario_duration=-5"),
     ):
-        with pytest.raises((ValueError, RuntimeError), match=message):
+        with pytest.raises((ValueError, RuntimeError), match=message) as caught:
             load(**kwargs)
+        assert "\n" not in str(caught.value)
     env = load(capability="time", scenario_split="bundled/heldout", time_scale=3.0, max_scenario_duration=600, reward_mode="dense", num_examples=2)
     assert env.config.clock.time_scale == 3.0 and env.config.duration == 600 and env.config.reward_mode == "dense"
     assert 0 < len(env.get_eval_dataset()) <= 2 and all(row["info"]["split"] == "heldout" for row in env.get_eval_dataset())
@@ -211,3 +275,23 @@ def test_a_cancelled_rollout_releases_its_episode():
 
     asyncio.run(go())
     assert closed and env._episodes == {}
+
+
+def test_the_readme_shows_the_vf_eval_quick_start_and_exactly_the_argument_table():
+    """README "RL": the issue's `vf-eval` quick start, and one table row per argument with its real default."""
+    import inspect
+    import re
+
+    import are_gaia2
+
+    from helpers import REPO
+
+    readme = (REPO / "README.md").read_text()
+    section = readme[readme.index("## RL: `are-gaia2`") :]
+    section = section[: section.index("\n## ", 1)]
+    assert 'vf-eval are-gaia2 -m MODEL -b BASE_URL -n 5 -r 1 -a \'{"source": "bundled", "capability": "execution"}\'' in section
+    rows = dict(re.findall(r"^\| `(\w+)` \| `?([^`|]+?)`? \|", section, flags=re.MULTILINE))
+    params = {k: v.default for k, v in inspect.signature(are_gaia2.load_environment).parameters.items() if k != "unknown"}
+    assert list(rows) == list(params)
+    for name, default in params.items():
+        assert rows[name] == (f'"{default}"' if isinstance(default, str) else repr(default)), name

@@ -22,10 +22,12 @@ from orchestra.rl import (
     EnvConfig,
     Episode,
     GaiaEnv,
+    completion_message,
     response_from_completion,
     select_scenarios,
 )
 from orchestra.rollout import RolloutSpec, execute
+from orchestra.scenario_files import ScenarioFile
 from orchestra.teams.loading import load_team
 from orchestra.types import ModelRequest
 from rl_policies import HEAVY_USAGE, oracle_completion, oracle_without, tool_message, wrong_completion
@@ -47,9 +49,9 @@ def team_config() -> Any:
     return load_team(REPO / "teams" / "oracle.yaml")
 
 
-async def play(env: GaiaEnv, name: str, policy: Any, **reset: Any) -> tuple[float, dict[str, Any], list[dict[str, Any]]]:
+async def play(env: GaiaEnv, name: Any, policy: Any, **reset: Any) -> tuple[float, dict[str, Any], list[dict[str, Any]]]:
     """One episode of `policy(episode) -> completion` on a starter scenario: reward, info, completions."""
-    await env.reset(scenario(name), **reset)
+    await env.reset(name if isinstance(name, ScenarioFile) else scenario(name), **reset)
     episode = env.episode
     assert episode is not None
     sent: list[dict[str, Any]] = []
@@ -94,6 +96,121 @@ def test_the_react_scaffold_reads_the_completions_text(judge_pool):
     env = GaiaEnv(EnvConfig(scaffold="react"), judge_pool=judge_pool, model=ORACLE)
     reward, info, sent = anyio.run(play, env, "starter_execution_calendar", oracle_completion)
     assert reward == 1.0 and all(m.get("tool_calls") is None and "Action:" in m["content"] for m in sent)
+
+
+@pytest.mark.parametrize("name", ["starter_execution_calendar", "starter_adaptability_reply"])
+def test_the_code_scaffold_runs_the_completions_code_block_in_the_sandbox(name, judge_pool):
+    """The policy writes ARE code-agent text; its ```py block runs in the `code` scaffold's sandbox,
+    whose tool calls are the rollout's: the oracle's code scores 1.0, a wrong program 0.0."""
+    host = Host.create(entry_points=False)
+
+    async def go() -> tuple[Any, Any]:
+        right = await play(GaiaEnv(EnvConfig(scaffold="code"), host=host, judge_pool=judge_pool, model=ORACLE), name, oracle_completion)
+        wrong = await play(GaiaEnv(EnvConfig(scaffold="code"), host=host, judge_pool=judge_pool, model=ORACLE), name, wrong_completion)
+        return right, wrong
+
+    (reward, info, sent), (bad, bad_info, bad_sent) = anyio.run(go)
+    assert all(m.get("tool_calls") is None and "```py" in m["content"] for m in sent + bad_sent)
+    assert (reward, info["success"]) == (1.0, True), info["rationale"]
+    assert (bad, bad_info["success"]) == (0.0, False) and bad_info["rationale"]
+    main = info["ledgers"][0]
+    assert main["scaffold"] == "code" and main["tool_calls"] >= len(sent) - 1  # the code's calls reached the tools
+
+
+def test_the_code_scaffold_runs_no_native_tool_call_it_asks_again_as_are_does(judge_pool):
+    """A completion with native tool calls and no text is no code: nothing runs, and (ARE's rule for
+    an output with neither `Thought:` nor code) the same request is asked again."""
+    env = GaiaEnv(EnvConfig(scaffold="code"), judge_pool=judge_pool)
+    call = tool_message("Contacts__get_contacts", {"offset": 0})
+
+    async def go() -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, Any]]:
+        first = await env.reset(scenario("starter_search_lookup"))
+        obs, _, done, info = await env.step(call)
+        assert not done and obs is not None
+        env.close()
+        return first.messages, obs.messages, info
+
+    first, again, info = anyio.run(go)
+    assert again == first and info["ledgers"][0]["tool_calls"] == 0
+
+
+def test_unparseable_tool_arguments_stay_in_the_history_exactly_as_written_with_the_error(judge_pool):
+    """A call whose arguments are not JSON: the next observation (what the policy sees and a trainer
+    trains on) shows the model's own text, not `{}`, and the tool message says what was wrong."""
+    env = GaiaEnv(EnvConfig(), judge_pool=judge_pool)
+    raw = '{"offset": 0,, oops'
+    bad = {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "Contacts__get_contacts", "arguments": raw}}],
+    }
+    not_object = tool_message("Contacts__get_contacts", {}, call_id="c2")
+    not_object["tool_calls"][0]["function"]["arguments"] = "[1, 2]"
+
+    async def go() -> list[dict[str, Any]]:
+        await env.reset(scenario("starter_search_lookup"))
+        await env.step(bad)
+        obs, _, done, _ = await env.step(not_object)
+        assert not done and obs is not None
+        env.close()
+        return obs.messages
+
+    messages = anyio.run(go)
+    assistant = [m for m in messages if m["role"] == "assistant"]
+    assert [m["tool_calls"][0]["function"]["arguments"] for m in assistant[-2:]] == [raw, "[1, 2]"]
+    tools = [m for m in messages if m["role"] == "tool"]
+    assert tools[-2]["tool_call_id"] == "c1" and "not valid JSON" in tools[-2]["content"] and raw[:10] in tools[-2]["content"]
+    assert tools[-1]["tool_call_id"] == "c2" and "must be a JSON object" in tools[-1]["content"]
+    assert (
+        completion_message(response_from_completion(bad, ModelRequest(messages=[], action_format="tool_calls")))["tool_calls"][0]["function"]["arguments"]
+        == raw
+    )
+
+
+def test_noise_is_carried_into_the_rollouts_session_and_reported(judge_pool):
+    """`EnvConfig.noise` and `reset(noise=...)`: the spec's session holds it, the info says which ran."""
+    from orchestra.config import NoiseConfig
+
+    env = GaiaEnv(EnvConfig(noise=NoiseConfig(tool_failure_probability=0.3)), judge_pool=judge_pool, model=ORACLE)
+
+    async def go() -> list[tuple[Any, Any]]:
+        seen = []
+        for noise in (None, False, True, {"env_events_per_minute": 2.0, "env_events_seed": 7}):
+            await env.reset(scenario("starter_search_lookup"), noise=noise)
+            episode = env.episode
+            assert episode is not None
+            start = episode.info()["noise"]
+            episode.finish()
+            seen.append((episode.rollout.spec.session.noise, start, episode.info()["noise"]))
+            env.close()
+        return seen
+
+    configured, off, defaults, custom = anyio.run(go)
+    assert (
+        configured[0] == NoiseConfig(tool_failure_probability=0.3)
+        and configured[1]["tool_failure_probability"] == 0.3 == configured[2]["tool_failure_probability"]
+    )
+    assert off == (None, None, None)
+    assert defaults[0] == NoiseConfig() and defaults[2] == NoiseConfig().model_dump(mode="json")
+    assert custom[0] == NoiseConfig(env_events_per_minute=2.0, env_events_seed=7) and custom[2]["env_events_seed"] == 7
+    assert EnvConfig(noise=NoiseConfig()).spec(scenario("starter_search_lookup")).session.noise == NoiseConfig()
+
+
+@pytest.mark.parametrize(
+    ("noise", "message"),
+    [
+        ({"tool_failure_rate": 0.2}, "unknown key.*tool_failure_rate.*tool_failure_probability"),
+        ({"tool_failure_probability": 2}, "tool_failure_probability.*less than or equal to 1"),
+        ("typos", "give True"),
+        (0.1, "give True"),
+    ],
+)
+def test_a_bad_noise_argument_is_one_clear_error(noise, message):
+    from orchestra.rl import noise_config
+
+    with pytest.raises(OrchestraError, match=message) as caught:
+        noise_config(noise)
+    assert "\n" not in str(caught.value) and str(caught.value).startswith("noise")
 
 
 def test_usage_moves_the_clock_and_a_completion_without_usage_is_counted_locally(judge_pool):
@@ -343,6 +460,10 @@ def test_select_scenarios_per_capability_splits_and_failures(tmp_path):
         select_scenarios("bundled", "cooking")
     with pytest.raises(OrchestraError, match="has the parts heldout, train"):
         select_scenarios("bundled", "time", scenario_split="bundled/test")
+    for bad in (0, -2, 1.5, True):
+        with pytest.raises(OrchestraError, match=r"num_examples=.*give -1 \(all scenarios\) or a positive count"):
+            select_scenarios("bundled", "time", num_examples=bad)  # type: ignore[arg-type]
+    assert len(select_scenarios("bundled", "time", num_examples=-1)[0]) == 8 == len(select_scenarios("bundled", "time", num_examples=100)[0])
 
 
 def test_episode_open_closes_the_rollout_when_the_first_step_fails(judge_pool):
@@ -352,14 +473,50 @@ def test_episode_open_closes_the_rollout_when_the_first_step_fails(judge_pool):
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    reason="exports no scenario in a fresh clone (seen in the clean-clone run, passes in the author's venv); open, see the closing note", strict=False
-)
-def test_the_are_source_exports_ares_registered_scenarios_and_reports_those_it_cannot():
+def test_the_are_source_exports_ares_registered_scenarios_and_reports_those_it_cannot(judge_pool):
+    """ARE's demo scenarios carry no user contact (the judge needs one): the export adds it, so they
+    pass the scenario check (before, every one was rejected there and the source was empty); those
+    ARE cannot build offline are reported; the one ARE's importer can load plays: oracle 1.0, wrong 0.0."""
+    from orchestra.scenario_info import describe
+
     files, failures = select_scenarios("are", "execution")
-    assert files and all(str(f.path).startswith("are/") and json.loads(f.text)["metadata"] for f in files)
-    assert all(f.source.startswith("are:") and f.reason for f in failures)
+    assert {f.stem for f in files} >= {"scenario_tutorial", "scenario_validation_tutorial"}
+    assert all(str(f.path).startswith("are/") and json.loads(f.text)["metadata"] for f in files)
+    assert all(describe(f).scenario_id == f.stem for f in files)
+    assert all(f.source.startswith("are:") and f.reason for f in failures)  # the MCP / HF demos, offline
     assert {f.stem for f in files}.isdisjoint({f.source.removeprefix("are:") for f in failures})
+    validation = next(f for f in files if f.stem == "scenario_validation_tutorial")
+
+    async def go() -> tuple[Any, Any]:
+        right = await play(GaiaEnv(EnvConfig(), judge_pool=judge_pool, model=ORACLE), validation, oracle_completion)
+        wrong = await play(GaiaEnv(EnvConfig(), judge_pool=judge_pool, model=ORACLE), validation, wrong_completion)
+        return right[0], wrong[0]
+
+    assert anyio.run(go) == (1.0, 0.0)
+
+
+def test_the_are_export_adds_the_user_contact_and_types_the_root_task_user():
+    """The two fix-ups that make ARE's demo scenarios judgeable, each on its own (fast)."""
+    from are.simulation.apps.contacts import ContactsApp
+
+    from orchestra.are.registered import DEMO_USER, root_task_as_user_event, with_user_contact
+
+    class Bare:
+        apps: list[Any] = []
+
+    bare = Bare()
+    with_user_contact(bare)
+    [contacts] = bare.apps
+    assert contacts.name == "Contacts" and [c.contact_id for c in contacts.contacts.values() if c.is_user] == [DEMO_USER["contact_id"]]
+    mine = ContactsApp(name="ContactsApp")
+    with_user_contact(type("S", (), {"apps": [mine]})())
+    with_user_contact(type("S", (), {"apps": [mine]})())  # idempotent: one user contact
+    assert sum(c.is_user for c in mine.contacts.values()) == 1
+    task = {"event_id": "t", "event_type": "ENV", "dependencies": [], "action": {"app": "AgentUserInterface", "function": "send_message_to_agent"}}
+    later = {**task, "event_id": "u", "dependencies": ["t"]}
+    other = {"event_id": "e", "event_type": "ENV", "dependencies": [], "action": {"app": "Emails", "function": "create_and_add_email"}}
+    fixed = json.loads(root_task_as_user_event(json.dumps({"events": [task, later, other]})))
+    assert [e["event_type"] for e in fixed["events"]] == ["USER", "ENV", "ENV"]
 
 
 @pytest.mark.parametrize("garbage", [None, 42, "just text", {"foo": 1}, {"choices": [{"message": {"role": "assistant"}}]}])
