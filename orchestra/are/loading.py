@@ -14,12 +14,11 @@ if TYPE_CHECKING:  # pragma: no cover - import for type checkers only
         BenchmarkScenarioImportedFromJson,
     )
     from are.simulation.validation.judge import GraphPerEventJudge
+
+    from orchestra.config import NoiseConfig
 from orchestra.are.environment import DrivenEnvironment
 from orchestra.are.ids import reseed_apps
 from orchestra.are.imports import import_are
-from orchestra.are.noise import configure as configure_noise
-from orchestra.are.noise import expansion_events, has_augmentation
-from orchestra.config import NoiseConfig
 
 SUPPORTED_VERSION = "are_simulation_v1"
 #: ARE's benchmark runner caps scenarios at these durations (are/simulation/scenarios/config.py).
@@ -217,6 +216,10 @@ def prepare_for_rollout(
     if scenario.apps is not None and "SystemApp" not in [a.name for a in scenario.apps]:
         scenario.apps.append(SystemApp())
     scenario.duration = duration if duration is not None else scenario_duration_cap(scenario)
+    # noise (and its pydantic models) only loads with a scenario: `orchestra scenarios` stays light
+    from orchestra.are.noise import configure as configure_noise
+    from orchestra.are.noise import expansion_events, has_augmentation
+
     configure_noise(scenario, noise, source)
     try:
         scenario.initialize()
