@@ -100,11 +100,31 @@ def configure_logging(verbosity: int) -> None:
         logging.getLogger(noisy).setLevel(logging.WARNING if verbosity >= 2 else logging.ERROR)
 
 
+#: The exit status of an interrupted command (128 + SIGINT, as a shell reports it).
+INTERRUPTED = 130
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    """The command line (`argv`: the words after `orchestra`; None: the program's own arguments).
+
+    Run as the program (no `argv`), an interrupted command ends the process as soon as its output
+    is written: everything finished is on disk and traces are flushed by then, while the
+    interpreter's own finalization (ARE, litellm: about half a million objects) would take seconds."""
+    code = _main(argv, program=argv is None)
+    if argv is None and code == INTERRUPTED:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        logging.shutdown()
+        os._exit(code)
+    return code
+
+
+def _main(argv: Sequence[str] | None, *, program: bool) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     command = command_of(argv)
     args = build_parser([command] if command else []).parse_args(argv)
     args.argv = argv  # `run` prints the command that resumes an interrupted run
+    args.program = program  # run as the program (not `main(argv)` in-process): `run` may end the process on Ctrl-C
     configure_logging(args.verbose)
     try:
         with tracing_from_args(args):  # a no-op unless the command has --trace and it (or OTEL_TRACES_EXPORTER) is set
@@ -114,7 +134,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         print("orchestra: interrupted", file=sys.stderr)
-        return 130
+        return INTERRUPTED
     except Exception as exc:  # a bug or an unexpected failure: one line, the traceback only with --debug
         if args.debug:
             raise
