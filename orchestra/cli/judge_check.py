@@ -19,6 +19,7 @@ from orchestra.cli._output import emit_json, outcome_record, write_outcome
 from orchestra.cli._trace import add_trace_options
 from orchestra.errors import OrchestraError
 from orchestra.host import Host
+from orchestra.preflight import check_judge
 from orchestra.record import RolloutRecord
 from orchestra.runner import execute_sources_sync
 from orchestra.spec import KINDS, PerturbationKind
@@ -67,6 +68,7 @@ def run(args: argparse.Namespace) -> int:
     config = session_config(args)
     host = Host.create()
     host.judge_builder(config.judge.mode)  # an unknown judge fails once, before any scenario loads
+    check_judge(config.judge, host)  # a dead judge endpoint too (the oracle calls no model)
     if args.parity and config.judge.mode == "strict":
         raise OrchestraError("--parity compares with ARE's own judge, and ARE has no strict judge: use --judge scripted or --judge llm")
     if args.parity and not config.judge.are_bool_bug:

@@ -10,6 +10,7 @@ from orchestra.cli._options import SOURCE_HELP, add_filter_options, add_session_
 from orchestra.cli._output import emit_json, outcome_line, outcome_record, write_outcome
 from orchestra.cli._trace import add_trace_options
 from orchestra.host import Host
+from orchestra.preflight import check_judge
 from orchestra.runner import execute_sources_sync
 from orchestra.spec import KINDS
 
@@ -35,6 +36,7 @@ def run(args: argparse.Namespace) -> int:
     config = session_config(args)
     host = Host.create()
     host.judge_builder(config.judge.mode)  # an unknown judge fails once, before any scenario loads
+    check_judge(config.judge, host)  # a dead judge endpoint too (the oracle calls no model)
     outcomes = []
     for o in execute_sources_sync(args.sources, perturbations=(args.perturb,), session=config, host=host, **filter_kwargs(args)):
         outcomes.append(o)
