@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import socket
 import threading
 from collections.abc import Iterator
 from concurrent import futures
@@ -220,3 +221,21 @@ def test_run_exports_over_otlp_grpc(capsys, scenario_path, monkeypatch):
     capsys.readouterr()
     names = _span_names(requests)
     assert names.count("invoke_workflow tool_calling:orchestra/oracle") == 1 and "invoke_agent main" in names
+
+
+def test_otlp_with_no_collector_fails_at_start_in_one_line_naming_the_endpoint(capsys, scenario_path, monkeypatch):
+    """It used to run, exit 0, and leave only the SDK's "Failed to export spans batch" ~9 s later."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", f"http://127.0.0.1:{port}")
+    monkeypatch.delenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", raising=False)
+    monkeypatch.delenv("OTEL_EXPORTER_OTLP_PROTOCOL", raising=False)
+    monkeypatch.delenv("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", raising=False)
+    code = main(["run", "--model", "orchestra/oracle", "--scenarios", str(scenario_path("starter_search_lookup")), "--trace", "otlp"])
+    captured = capsys.readouterr()
+    assert code == 2 and captured.out == ""
+    assert captured.err.strip().splitlines() == [
+        f"orchestra: error: --trace otlp: no OpenTelemetry collector at http://127.0.0.1:{port}/v1/traces: nothing is listening (connection refused); "
+        "the trace would be lost (start one, or set OTEL_EXPORTER_OTLP_ENDPOINT)"
+    ]
