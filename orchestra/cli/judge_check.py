@@ -68,11 +68,11 @@ def run(args: argparse.Namespace) -> int:
     config = session_config(args)
     host = Host.create()
     host.judge_builder(config.judge.mode)  # an unknown judge fails once, before any scenario loads
-    check_judge(config.judge, host)  # a dead judge endpoint too (the oracle calls no model)
     if args.parity and config.judge.mode == "strict":
         raise OrchestraError("--parity compares with ARE's own judge, and ARE has no strict judge: use --judge scripted or --judge llm")
     if args.parity and not config.judge.are_bool_bug:
         raise OrchestraError("--parity compares with ARE's own LLM judge, which lowers True/False in replies: drop --no-judge-are-bool-bug")
+    check_judge(config.judge, host)  # a dead judge endpoint too (the oracle calls no model)
     rows: dict[str, dict[str | None, RolloutRecord]] = defaultdict(dict)
     problems: list[str] = []
     for o in execute_sources_sync(args.sources, perturbations=COLUMNS, session=config, native_parity=args.parity, host=host, **filter_kwargs(args)):
