@@ -32,6 +32,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from orchestra.errors import OrchestraError
+
 JudgeMode = Literal["scripted", "llm", "strict"]
 JUDGE_MODES: tuple[JudgeMode, ...] = ("scripted", "llm", "strict")
 CACHE_ENV = "ORCHESTRA_JUDGE_CACHE"
@@ -44,6 +46,10 @@ def default_cache_dir() -> Path:
     if env:
         return Path(env).expanduser()
     return Path.home() / ".cache" / "orchestra" / "judge-calls"
+
+
+class JudgeCallError(OrchestraError):
+    """A call to the LLM judge's model failed (the message names the judge model and its endpoint)."""
 
 
 class JudgeConfig(BaseModel):
@@ -236,7 +242,12 @@ class JudgeEngine:
 
             judge_script.register()
         extra: dict[str, Any] = {"max_tokens": self.max_tokens} if self.max_tokens is not None else {}
-        response = litellm.completion(model=self.model, messages=messages, api_base=self.endpoint, api_key=self.api_key, **extra)
+        try:
+            response = litellm.completion(model=self.model, messages=messages, api_base=self.endpoint, api_key=self.api_key, **extra)
+        except Exception as exc:  # litellm says only "Connection error." for a dead server: name the judge and where it is
+            where = f"judge model {self.model}" + (f" at {self.endpoint}" if self.endpoint else "")
+            first = (str(exc).strip().splitlines() or [""])[0]
+            raise JudgeCallError(f"{where}: {type(exc).__name__}: {first}") from exc
         text = response.choices[0].message.content
         if text is None:
             raise ValueError(f"judge model {self.model} returned no text")

@@ -17,6 +17,10 @@ not check, or `late` when no oracle action has a timing window.
 `wrong_answer` is `n/a` under the `scripted` judge: ARE's scripted judge skips every free-text
 argument, so a wrong answer passes it by design (that is what the other modes are for). Under
 `strict` it applies where an answer carries a checkable fact; under `llm` to every answer.
+
+`extra` repeats the first write whose repeat the app accepts — not `Cabs__order_ride`, which ARE
+refuses while a ride is on-going ("You have an on-going ride."). Should the app still refuse the
+repeat at run time, the rollout is `n/a` with the app's error: nothing extra happened to catch.
 """
 
 from __future__ import annotations
@@ -165,12 +169,22 @@ def _missing(plan: OraclePlan) -> OraclePlan:
     return plan.with_actions(actions, f"missing: {dropped.event_id} ({dropped.tool}) dropped")
 
 
+#: The `extra` duplicate's event id suffix (a rollout reads whether the app accepted it).
+EXTRA_SUFFIX = "__extra"
+#: Writes whose immediate repeat the app itself refuses, so nothing extra would happen (judged name -> why).
+REFUSES_REPEAT = {"CabApp__order_ride": 'a second ride cannot be ordered while one is on-going ("You have an on-going ride.")'}
+
+
 def _extra(plan: OraclePlan) -> OraclePlan:
     writes = _side_writes(plan)
     if not writes:
         raise NotApplicable("the only write is the answer to the user (an extra answer is allowed by the judge)")
-    original = writes[0]
-    dup = replace(original, event_id=f"{original.event_id}__extra", parents=(original.event_id,), delay=0.0, time_checked=False)
+    repeatable = [w for w in writes if w.tool_class_name not in REFUSES_REPEAT]
+    if not repeatable:
+        why = "; ".join(sorted({f"{w.tool}: {REFUSES_REPEAT[w.tool_class_name]}" for w in writes}))
+        raise NotApplicable(f"the app refuses a repeat of every write ({why}): nothing extra would happen")
+    original = repeatable[0]
+    dup = replace(original, event_id=f"{original.event_id}{EXTRA_SUFFIX}", parents=(original.event_id,), delay=0.0, time_checked=False)
     idx = plan.actions.index(original)
     actions = [*plan.actions[: idx + 1], dup, *plan.actions[idx + 1 :]]
     return plan.with_actions(actions, f"extra: {original.event_id} ({original.tool}) performed twice")

@@ -21,7 +21,7 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from orchestra import judge_script
 from orchestra.errors import OrchestraError, ScenarioError
@@ -30,7 +30,10 @@ from orchestra.models import ModelConfig, ModelError, ModelSetupError, expand_en
 from orchestra.scenario_files import ScenarioFile
 from orchestra.spec import RolloutSpec
 
-__all__ = ["PreflightError", "models_of", "preflight"]
+if TYPE_CHECKING:  # pragma: no cover
+    from orchestra.judges import JudgeConfig
+
+__all__ = ["PreflightError", "check_judge", "models_of", "preflight"]
 
 log = logging.getLogger(__name__)
 
@@ -89,6 +92,13 @@ def preflight(batch: Sequence[tuple[RolloutSpec, ScenarioFile | None]], host: Ho
             continue
         seen.add(use)
         check_model(use, host, timeout=timeout)
+
+
+def check_judge(judge: JudgeConfig, host: Host, *, timeout: float = DEFAULT_TIMEOUT) -> None:
+    """The LLM judge's model alone (`replay`, `judge-check`: the oracle calls no model): resolvable,
+    its endpoint answering — a dead judge endpoint fails the command at once, naming it."""
+    if judge.mode == "llm" and judge.model:
+        check_model(ModelUse(judge.model, judge.endpoint, judge.api_key, who="judge"), host, timeout=timeout)
 
 
 def _check_scenario(file: ScenarioFile) -> None:

@@ -258,7 +258,7 @@ class Rollout:
 
     def _replay_oracle(self) -> None:
         from orchestra.oracle import build_plan, replay
-        from orchestra.perturbations import JudgeRules, NotApplicable, perturb
+        from orchestra.perturbations import EXTRA_SUFFIX, JudgeRules, NotApplicable, perturb
 
         self._oracle_done = True
         config = self._policy.oracle
@@ -274,8 +274,12 @@ class Rollout:
                 self._not_applicable = str(exc)
                 return
             self._note = plan.notes[-1]
-        replay(session, plan, ledger=ledger)
+        calls = replay(session, plan, ledger=ledger)
         ledger.stop_reason = session.stop_reason
+        refused = next((c for c in calls if c.event_id.endswith(EXTRA_SUFFIX) and not c.ok), None) if config.perturbation == "extra" else None
+        if refused is not None:  # the app refused the repeat: nothing extra happened, nothing for the judge to catch
+            self._not_applicable = f"the app refused the repeated {refused.tool} ({refused.error}): nothing extra happened"
+            return
         if config.native_parity:
             from orchestra.are.native_verdict import export_trace
 

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from helpers import STARTER
-from orchestra.oracle import build_plan, replay
+from orchestra.oracle import OracleAction, OraclePlan, build_plan, replay
 from orchestra.perturbations import KINDS, JudgeRules, NotApplicable, perturb, wrong_value
 from orchestra.session import Session, SessionConfig
 
@@ -78,3 +80,31 @@ def test_dense_reward_gives_partial_credit_below_the_cap(scenario_path, judge_po
 )
 def test_wrong_values_keep_type_and_format(value, checker, expected):
     assert wrong_value(value, checker) == expected
+
+
+def _write(event_id: str, tool: str, tool_class_name: str) -> OracleAction:
+    return OracleAction(event_id, tool, tool_class_name, {}, {}, (), 0.0, False, True, 0)
+
+
+def test_extra_repeats_a_write_whose_repeat_the_app_accepts():
+    """ARE refuses a second `order_ride` while one is on-going: repeating it changed nothing and the
+    judge-check reported a false PROBLEM. The first other write is repeated; with none, `n/a`."""
+    ride = _write("ride", "Cabs__order_ride", "CabApp__order_ride")
+    mail = _write("mail", "Emails__send_email", "EmailClientV2__send_email")
+    rules = JudgeRules(hard_args={}, post_tolerance=25.0)
+    plan = perturb(OraclePlan("s", [ride, mail]), "extra", rules)
+    assert [a.event_id for a in plan.actions] == ["ride", "mail", "mail__extra"]
+    with pytest.raises(NotApplicable, match=r"the app refuses a repeat of every write \(Cabs__order_ride: a second ride cannot be ordered"):
+        perturb(OraclePlan("s", [ride]), "extra", rules)
+
+
+@pytest.mark.parametrize("scenario", ["univ_02_adapt_cab_cancel", "univ_03_mt_adapt_cab_rebook"])
+def test_extra_on_the_cab_scenarios_is_caught_or_not_applicable_never_a_false_problem(scenario, capsys):
+    from orchestra.cli import main
+
+    code = main(["judge-check", "bundled", "--id", scenario, "--json"])
+    records = {r["perturbation"]: r for r in map(json.loads, capsys.readouterr().out.splitlines())}
+    extra = records["extra"]
+    assert extra["as_expected"] is not False, extra
+    assert extra["status"] == "N/A" or extra["reward"] == 0.0
+    assert code == 0

@@ -128,3 +128,34 @@ def test_concurrency_must_be_positive(capsys, scenario_path):
         with pytest.raises(SystemExit):
             main(["run", "--model", "orchestra/oracle", "--concurrency", bad, "--scenarios", str(scenario_path("starter_search_lookup"))])
         assert "must be 1 or more" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", ["replay", "judge-check"])
+def test_a_dead_judge_endpoint_fails_replay_and_judge_check_at_preflight_naming_it(command, scenario_path, capsys):
+    endpoint = f"http://127.0.0.1:{_free_port()}/v1"
+    code = main([command, str(scenario_path("starter_search_lookup")), "--judge", "llm", "--judge-model", "openai/judge-x", "--judge-endpoint", endpoint])
+    captured = capsys.readouterr()
+    assert code == 2 and captured.out == ""
+    assert captured.err.strip().splitlines() == [
+        f"orchestra: error: preflight: judge model openai/judge-x: endpoint {endpoint}: nothing is listening (connection refused)"
+    ]
+
+
+def test_a_dead_judge_endpoint_in_run_fails_at_preflight_naming_it(scenario_path, capsys):
+    endpoint = f"http://127.0.0.1:{_free_port()}/v1"
+    argv = ["run", "--model", "orchestra/oracle", "--scenarios", str(scenario_path("starter_search_lookup"))]
+    code = main([*argv, "--judge", "llm", "--judge-model", "openai/judge-x", "--judge-endpoint", endpoint])
+    err = capsys.readouterr().err
+    assert code == 2 and err.strip().splitlines() == [
+        f"orchestra: error: preflight: judge model openai/judge-x: endpoint {endpoint}: nothing is listening (connection refused)"
+    ]
+
+
+def test_a_judge_call_that_fails_names_the_judge_model_and_endpoint():
+    """Past preflight (the server died mid-run), litellm says only "Connection error.": the error names both."""
+    from orchestra.judges import JudgeCallError, JudgeEngine
+
+    endpoint = f"http://127.0.0.1:{_free_port()}/v1"
+    engine = JudgeEngine("openai/judge-x", endpoint=endpoint, api_key="none")
+    with pytest.raises(JudgeCallError, match=rf"^judge model openai/judge-x at {endpoint}: \w+Error: .*Connection error"):
+        engine([{"role": "user", "content": "is this right?"}])

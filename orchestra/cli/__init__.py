@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import logging
+import os
 import sys
 from collections.abc import Iterable, Sequence
 
@@ -45,7 +46,7 @@ def build_parser(commands: Iterable[str] | None = None) -> argparse.ArgumentPars
     full = set(COMMANDS) if commands is None else set(commands)
     parser = argparse.ArgumentParser(prog="orchestra", description="Teams of LLM agents inside ARE / Gaia2.")
     parser.add_argument("--version", action="version", version=f"orchestra {__version__}")
-    parser.add_argument("-v", "--verbose", action="count", default=0, help="more logging (-vv: ARE's own logs too)")
+    parser.add_argument("-v", "--verbose", action="count", default=0, help="more logging: retries, preflight, ARE's warnings (-vv: all of ARE's own logs too)")
     parser.add_argument("--debug", action="store_true", help="show the traceback of an unexpected error (default: one line)")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, (module, help_text) in COMMANDS.items():
@@ -63,19 +64,72 @@ def command_of(argv: Sequence[str]) -> str | None:
     return word if word in COMMANDS else None
 
 
+class AreRecords(logging.Filter):
+    """Keeps ARE's log records off the command's stderr unless asked for: `-v` shows ARE's warnings,
+    `-vv` all of them. ARE also logs through the root logger (`logging.warning("Last turn was already
+    rejected, skipping validation")` in its validation, on normal turn handling), so a record is
+    ARE's by its logger (`are.*`) or by the file that logged it (inside the imported `are` package)."""
+
+    def __init__(self, verbosity: int) -> None:
+        super().__init__()
+        self.verbosity = verbosity
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if self.verbosity >= 2 or not from_are(record):
+            return True
+        return self.verbosity == 1 and record.levelno >= logging.WARNING
+
+
+def from_are(record: logging.LogRecord) -> bool:
+    """Did ARE log `record` (its `are` logger, or the root logger from ARE's own code)?"""
+    if record.name == "are" or record.name.startswith("are."):
+        return True
+    package = sys.modules.get("are")  # ARE logs only once imported; never imported here
+    folders = getattr(package, "__path__", None) or []
+    return any(record.pathname.startswith(os.path.join(folder, "")) for folder in folders)
+
+
 def configure_logging(verbosity: int) -> None:
-    """Quiet by default: ARE logs every event at INFO and warns on normal turn handling."""
+    """Quiet by default: ARE logs every event at INFO and warns on normal turn handling.
+
+    The command line's own stderr handler (the one `basicConfig` adds) leaves ARE's records out
+    (`AreRecords`); nothing changes at import, so a program that imports orchestra keeps its logging."""
+    root = logging.getLogger()
+    before = list(root.handlers)
     logging.basicConfig(level=logging.WARNING if verbosity == 0 else logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    logging.getLogger("are").setLevel(logging.DEBUG if verbosity >= 2 else logging.CRITICAL)
+    for handler in root.handlers:
+        if handler not in before:
+            handler.addFilter(AreRecords(verbosity))
+    logging.getLogger("are").setLevel({0: logging.CRITICAL, 1: logging.WARNING}.get(verbosity, logging.DEBUG))
     for noisy in ("LiteLLM", "litellm", "httpx"):
         logging.getLogger(noisy).setLevel(logging.WARNING if verbosity >= 2 else logging.ERROR)
 
 
+#: The exit status of an interrupted command (128 + SIGINT, as a shell reports it).
+INTERRUPTED = 130
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    """The command line (`argv`: the words after `orchestra`; None: the program's own arguments).
+
+    Run as the program (no `argv`), an interrupted command ends the process as soon as its output
+    is written: everything finished is on disk and traces are flushed by then, while the
+    interpreter's own finalization (ARE, litellm: about half a million objects) would take seconds."""
+    code = _main(argv, program=argv is None)
+    if argv is None and code == INTERRUPTED:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        logging.shutdown()
+        os._exit(code)
+    return code
+
+
+def _main(argv: Sequence[str] | None, *, program: bool) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     command = command_of(argv)
     args = build_parser([command] if command else []).parse_args(argv)
     args.argv = argv  # `run` prints the command that resumes an interrupted run
+    args.program = program  # run as the program (not `main(argv)` in-process): `run` may end the process on Ctrl-C
     configure_logging(args.verbose)
     try:
         with tracing_from_args(args):  # a no-op unless the command has --trace and it (or OTEL_TRACES_EXPORTER) is set
@@ -85,7 +139,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         print("orchestra: interrupted", file=sys.stderr)
-        return 130
+        return INTERRUPTED
     except Exception as exc:  # a bug or an unexpected failure: one line, the traceback only with --debug
         if args.debug:
             raise

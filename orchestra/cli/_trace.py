@@ -48,5 +48,38 @@ def tracing_from_args(args: argparse.Namespace) -> Iterator[None]:
         return
     from orchestra.tracing import Tracing
 
+    if spec == "otlp":
+        check_collector()
     with Tracing.from_spec(spec, content=getattr(args, "trace_content", None)):
         yield
+
+
+def collector_endpoint() -> str:
+    """Where OTLP spans go, as the SDK's exporters read it from the environment."""
+    protocol = os.environ.get("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL") or os.environ.get("OTEL_EXPORTER_OTLP_PROTOCOL") or "http/protobuf"
+    traces = os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+    if traces:
+        return traces
+    base = os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT") or ("http://localhost:4317" if protocol == "grpc" else "http://localhost:4318")
+    return base if protocol == "grpc" else base.rstrip("/") + "/v1/traces"
+
+
+def check_collector(timeout: float = 2.0) -> None:
+    """Preflight of `--trace otlp`: a collector must listen at the endpoint, or every span would be
+    lost (the SDK only logs "Failed to export spans batch" seconds after the run): one line, now."""
+    import socket
+    from urllib.parse import urlsplit
+
+    from orchestra.tracing import TracingError
+
+    endpoint = collector_endpoint()
+    url = urlsplit(endpoint if "://" in endpoint else f"http://{endpoint}")
+    port = url.port or (443 if url.scheme == "https" else 80)
+    try:
+        with socket.create_connection((url.hostname or "localhost", port), timeout=timeout):
+            pass
+    except OSError as exc:
+        cause = "nothing is listening (connection refused)" if isinstance(exc, ConnectionRefusedError) else f"cannot connect ({exc})"
+        raise TracingError(
+            f"--trace otlp: no OpenTelemetry collector at {endpoint}: {cause}; the trace would be lost (start one, or set OTEL_EXPORTER_OTLP_ENDPOINT)"
+        ) from None

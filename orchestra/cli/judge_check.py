@@ -28,6 +28,7 @@ from orchestra.cli._output import emit_json, outcome_record, write_outcome
 from orchestra.cli._trace import add_trace_options
 from orchestra.errors import OrchestraError
 from orchestra.host import Host
+from orchestra.preflight import check_judge
 from orchestra.record import RolloutRecord
 from orchestra.runner import execute_sources_sync
 from orchestra.spec import KINDS, PerturbationKind
@@ -81,6 +82,7 @@ def run(args: argparse.Namespace) -> int:
         raise OrchestraError("--parity compares with ARE's own judge, and ARE has no strict judge: use --judge scripted or --judge llm")
     if args.parity and not config.judge.are_bool_bug:
         raise OrchestraError("--parity compares with ARE's own LLM judge, which lowers True/False in replies: drop --no-judge-are-bool-bug")
+    check_judge(config.judge, host)  # a dead judge endpoint too (the oracle calls no model)
     rows: dict[str, dict[str | None, RolloutRecord]] = defaultdict(dict)
     problems: list[str] = []
     for o in execute_sources_sync(

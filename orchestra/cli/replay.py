@@ -23,6 +23,7 @@ from orchestra.cli._output import emit_json, noise_totals, outcome_line, outcome
 from orchestra.cli._trace import add_trace_options
 from orchestra.config import SessionConfig
 from orchestra.host import Host
+from orchestra.preflight import check_judge
 from orchestra.record import RolloutRecord
 from orchestra.runner import execute_all, execute_sources_sync, specs_for
 from orchestra.scenario_files import resolve
@@ -58,6 +59,7 @@ def run(args: argparse.Namespace) -> int:
     config = session_config(args)
     host = Host.create()
     host.judge_builder(config.judge.mode)  # an unknown judge fails once, before any scenario loads
+    check_judge(config.judge, host)  # a dead judge endpoint too (the oracle calls no model)
     outcomes = []
     if args.out:
         records = _replay_into(args.out, args, config, host)

@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import shlex
 import signal
 import sys
+import threading
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import anyio
 
+from orchestra.cli import INTERRUPTED
 from orchestra.cli._options import (
     SOURCE_HELP,
     add_executor_options,
@@ -42,10 +46,14 @@ from orchestra.spec import AgentConfig, RolloutSpec
 from orchestra.summary import format_summary, summarize
 from orchestra.teams.config import TeamConfig
 from orchestra.teams.loading import TeamFile, read_team, redacted, team_path, with_judge_key
+from orchestra.tracing import active as active_tracing
 
 _Spec = tuple[RolloutSpec, ScenarioFile]
 
 SUMMARY = "summary.json"
+
+#: `--max-consecutive-errors`' default: errors that follow one another this long are the setup's, not the scenarios'.
+DEFAULT_MAX_CONSECUTIVE_ERRORS = 10
 
 #: The options that only shape a one-agent run; with `--team` they live in the team file.
 AGENT_ONLY = {"max_steps": "--max-steps", "constrained": "--constrained", "constrained_format": "--constrained-format", "temperature": "--temperature"}
@@ -96,6 +104,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         metavar="DIR",
         help="the run folder: results.jsonl (one record per line, as each finishes), manifest.json, summary.json, "
         "rollouts/NAME.json, team.yaml; running the same command again resumes (finished rollouts are skipped)",
+    )
+    p.add_argument(
+        "--max-consecutive-errors",
+        type=non_negative_int,
+        default=DEFAULT_MAX_CONSECUTIVE_ERRORS,
+        metavar="N",
+        help=f"stop the run after N rollouts in a row ended in ERROR (a model that died mid-run; default {DEFAULT_MAX_CONSECUTIVE_ERRORS}, 0: never); "
+        "what finished is kept and the same command resumes",
     )
     p.add_argument("--no-progress", action="store_true", help="plain lines even on a terminal (no progress bar)")
     p.add_argument("--no-preflight", action="store_true", help="skip the checks before the first rollout (models, endpoints, scenario files)")
@@ -157,12 +173,10 @@ def _run_batch(args: argparse.Namespace, specs: list[_Spec], host: Host, team_ya
         print(f"orchestra: resuming {args.out}: {len(earlier)} of {len(specs)} rollout(s) finished before{retried}; running {len(todo)}", file=sys.stderr)
     outcomes: list[RolloutRecord] = []
     interrupted = False
-
-    def keep(o: RolloutRecord) -> None:
-        if run_dir is not None:
-            run_dir.keep(o)  # rollouts/NAME.json with the trajectory, then its line in results.jsonl
-        outcomes.append(o.model_copy(update={"trajectory": None}))  # on the disk; the summary needs none
-
+    stopped: str | None = None  # why the run stopped before its end (consecutive errors)
+    keeping = False  # a finished rollout is being written: Ctrl-C waits for it (`pending`)
+    pending = False
+    tracing = active_tracing()
     display = display_for(
         json_rows=args.json,
         line=outcome_line,
@@ -172,11 +186,44 @@ def _run_batch(args: argparse.Namespace, specs: list[_Spec], host: Host, team_ya
         rich=False if args.no_progress else None,
     )
 
+    def stop_now() -> NoReturn:
+        """Ctrl-C (the program): end the process now, even inside a rollout's synchronous work (a
+        scenario loading, the judge) that an event-loop signal receiver would first wait for. What
+        finished is on disk (each record is written and synced before the next); the rollouts in
+        flight are abandoned; the trace is flushed."""
+        with contextlib.suppress(Exception):
+            display.__exit__(None, None, None)
+        _stopped(args, earlier + outcomes, len(specs), run_dir, why="interrupted")
+        if tracing is not None:
+            tracing.shutdown()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(INTERRUPTED)
+
+    def on_signal(signum: int, frame: object) -> None:
+        nonlocal pending
+        if keeping:
+            pending = True  # never in the middle of keeping a finished rollout
+            return
+        stop_now()
+
+    def keep(o: RolloutRecord) -> None:
+        nonlocal keeping
+        keeping = True
+        try:
+            if run_dir is not None:
+                run_dir.keep(o)  # rollouts/NAME.json with the trajectory, then its line in results.jsonl
+            outcomes.append(o.model_copy(update={"trajectory": None}))  # on the disk; the summary needs none
+        finally:
+            keeping = False
+        if pending:
+            stop_now()
+
     async def main() -> None:
-        nonlocal interrupted
+        nonlocal interrupted, stopped
         async with anyio.create_task_group() as tg:
 
-            async def on_signal() -> None:
+            async def on_signal_in_loop() -> None:  # called in-process (`main(argv)`): stop at the next await
                 nonlocal interrupted
                 with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
                     async for _ in signals:
@@ -187,18 +234,32 @@ def _run_batch(args: argparse.Namespace, specs: list[_Spec], host: Host, team_ya
                         tg.cancel_scope.cancel()
                         return
 
-            tg.start_soon(on_signal)
+            if not program:
+                tg.start_soon(on_signal_in_loop)
+            streak = 0
             with display:
                 async for o in execute_all(todo, host=host, concurrency=args.concurrency, **executor_kwargs(args)):
                     keep(o)
                     display.add(o)
-            tg.cancel_scope.cancel()
+                    streak = streak + 1 if o.status == "ERROR" else 0
+                    if args.max_consecutive_errors and streak >= args.max_consecutive_errors:
+                        stopped = f"{streak} rollouts in a row ended in ERROR (--max-consecutive-errors {args.max_consecutive_errors}); the last: {o.error}"
+                        tg.cancel_scope.cancel()  # the rollouts in flight are abandoned, as on Ctrl-C
+            tg.cancel_scope.cancel()  # the signal receiver
 
-    anyio.run(main)
+    # Run as the program, Ctrl-C ends the process at once (`stop_now`); called in-process, the
+    # rollouts are cancelled at their next await and this returns.
+    program = bool(getattr(args, "program", False)) and threading.current_thread() is threading.main_thread()
+    previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)} if program else {}
+    try:
+        anyio.run(main)
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
     everything = earlier + outcomes
-    if interrupted:
-        _interrupted(args, everything, len(specs), run_dir)
-        return 130
+    if interrupted or stopped is not None:
+        _stopped(args, everything, len(specs), run_dir, why=stopped or "interrupted")
+        return INTERRUPTED if interrupted else 1
     errors = sum(o.status == "ERROR" for o in everything)
     summary = summarize(everything, Manifest.model_validate_json(run_dir.manifest_path.read_text()) if run_dir is not None else None)
     if run_dir is not None:
@@ -216,17 +277,17 @@ def _run_batch(args: argparse.Namespace, specs: list[_Spec], host: Host, team_ya
     return 1 if errors else 0
 
 
-def _interrupted(args: argparse.Namespace, everything: list[RolloutRecord], total: int, run_dir: RunDir | None) -> None:
-    """Ctrl-C: what finished, and the command that resumes."""
+def _stopped(args: argparse.Namespace, everything: list[RolloutRecord], total: int, run_dir: RunDir | None, *, why: str) -> None:
+    """A run that stopped early (Ctrl-C, errors in a row): why, what finished, and the command that resumes."""
     argv = getattr(args, "argv", None) or sys.argv[1:]
     if run_dir is not None:
         print(
-            f"\norchestra: interrupted: {len(everything)} of {total} rollout(s) finished, kept in {run_dir.results}; resume with: orchestra {shlex.join(argv)}",
+            f"\norchestra: {why}: {len(everything)} of {total} rollout(s) finished, kept in {run_dir.results}; resume with: orchestra {shlex.join(argv)}",
             file=sys.stderr,
         )
     else:
         print(
-            f"\norchestra: interrupted: {len(everything)} of {total} rollout(s) finished; nothing kept (give --out DIR to keep results and resume)",
+            f"\norchestra: {why}: {len(everything)} of {total} rollout(s) finished; nothing kept (give --out DIR to keep results and resume)",
             file=sys.stderr,
         )
 

@@ -93,25 +93,33 @@ def test_the_bool_bug_opt_out_lets_the_llm_judge_accept_a_correct_paraphrase(cap
     assert rec["success"] is True and rec["judge"] == f"llm:orchestra-judge/{script}+verbatim-bools"
 
 
-def test_a_judge_model_that_cannot_be_reached_is_an_error_not_a_failed_rollout(capsys, scenario_path, tmp_path):
+def test_a_judge_model_that_cannot_be_reached_is_an_error_not_a_failed_rollout(capsys, scenario_path, tmp_path, monkeypatch):
     # the same path as an unreachable --judge-endpoint (litellm raises inside ARE's judge), without the network
     path = str(scenario_path("starter_search_lookup"))
-    code = main(
-        [
-            "replay",
-            path,
-            "--json",
-            "--perturb",
-            "wrong_answer",
-            "--judge",
-            "llm",
-            "--judge-model",
-            f"orchestra-judge/{tmp_path / 'no-such-script.json'}",
-            "--no-judge-cache",
-            "--out",
-            str(tmp_path / "out"),
-        ]
-    )
+    argv = [
+        "replay",
+        path,
+        "--json",
+        "--perturb",
+        "wrong_answer",
+        "--judge",
+        "llm",
+        "--judge-model",
+        f"orchestra-judge/{tmp_path / 'no-such-script.json'}",
+        "--no-judge-cache",
+        "--out",
+        str(tmp_path / "out"),
+    ]
+    # found at preflight, before any scenario loads: one line
+    assert main(argv) == 2
+    assert capsys.readouterr().err.strip().splitlines() == [
+        f"orchestra: error: preflight: judge model orchestra-judge/{tmp_path / 'no-such-script.json'}: judge script {tmp_path / 'no-such-script.json'} not found"
+    ]
+    # a judge that fails after preflight (a server that died mid-run): the rollout is an ERROR, its event log kept
+    import orchestra.cli.replay
+
+    monkeypatch.setattr(orchestra.cli.replay, "check_judge", lambda *a, **k: None)
+    code = main(argv)
     rec = json.loads(capsys.readouterr().out)
     assert code == 1 and rec["status"] == "ERROR" and "judge" in rec["error"] and "no-such-script.json" in rec["error"]
     assert rec["event_log_sha256"] and (tmp_path / "out" / "starter_search_lookup.wrong_answer.events.json").exists()

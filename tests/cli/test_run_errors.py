@@ -74,3 +74,32 @@ def test_a_malformed_script_is_error_in_the_table_and_the_json(tmp_path, capsys,
     recs = [json.loads(line) for line in captured.out.splitlines() if line.strip()]
     assert all(r["status"] == "ERROR" for r in recs)
     assert "not valid JSON" in (recs[0]["error"] if recs else captured.err)
+
+
+def test_errors_in_a_row_stop_the_run_early_keep_what_finished_and_say_how_to_resume(tmp_path, capsys, scenario_path):
+    """A model that died: every rollout ERRORs; after N in a row the run stops instead of going
+    through the whole batch, keeps the finished records and prints the command that resumes."""
+    script = _script(tmp_path, [{"raise": "APIConnectionError"}] * 2)
+    scenarios = [str(scenario_path(s)) for s in ("starter_search_lookup", "starter_time_deadline", "starter_execution_calendar")]
+    out = tmp_path / "run"
+    argv = _run(tmp_path, Path(scenarios[0]), script, *scenarios[1:], "--out", str(out), "--no-progress")
+    code = main([*argv, "--max-consecutive-errors", "2"])
+    captured = capsys.readouterr()
+    assert code == 1 and len(captured.out.strip().splitlines()) == 2
+    last = captured.err.strip().splitlines()[-1]
+    assert last.startswith("orchestra: 2 rollouts in a row ended in ERROR (--max-consecutive-errors 2); the last: every call to the main agent's model failed")
+    assert last.endswith(
+        f"2 of 3 rollout(s) finished, kept in {out / 'results.jsonl'}; resume with: orchestra {' '.join([*argv, '--max-consecutive-errors', '2'])}"
+    )
+    assert len((out / "results.jsonl").read_text().splitlines()) == 2
+    # 0 disables the cap: the whole batch runs (the two ERRORs are run again, as on any resume)
+    code = main([*argv, "--max-consecutive-errors", "0"])
+    captured = capsys.readouterr()
+    assert code == 1 and len(captured.out.strip().splitlines()) == 3 and "in a row" not in captured.err
+    assert "3 rollout(s): 0 passed" in captured.err
+
+
+def test_the_default_cap_on_errors_in_a_row_is_sane():
+    from orchestra.cli.run import DEFAULT_MAX_CONSECUTIVE_ERRORS
+
+    assert 3 <= DEFAULT_MAX_CONSECUTIVE_ERRORS <= 20

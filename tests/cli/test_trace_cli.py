@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import socket
 import threading
 from collections.abc import Iterator
 from concurrent import futures
@@ -240,3 +241,21 @@ def test_steps_with_unknown_tools_or_format_errors_are_errors_and_the_stop_reaso
     workflow = text.splitlines()[1]
     assert "stop=step_budget" in workflow and "FAIL" in workflow
     assert any("invoke_agent main" in line and "stop=step_budget" in line for line in text.splitlines())
+
+
+def test_otlp_with_no_collector_fails_at_start_in_one_line_naming_the_endpoint(capsys, scenario_path, monkeypatch):
+    """It used to run, exit 0, and leave only the SDK's "Failed to export spans batch" ~9 s later."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", f"http://127.0.0.1:{port}")
+    monkeypatch.delenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", raising=False)
+    monkeypatch.delenv("OTEL_EXPORTER_OTLP_PROTOCOL", raising=False)
+    monkeypatch.delenv("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", raising=False)
+    code = main(["run", "--model", "orchestra/oracle", "--scenarios", str(scenario_path("starter_search_lookup")), "--trace", "otlp"])
+    captured = capsys.readouterr()
+    assert code == 2 and captured.out == ""
+    assert captured.err.strip().splitlines() == [
+        f"orchestra: error: --trace otlp: no OpenTelemetry collector at http://127.0.0.1:{port}/v1/traces: nothing is listening (connection refused); "
+        "the trace would be lost (start one, or set OTEL_EXPORTER_OTLP_ENDPOINT)"
+    ]
