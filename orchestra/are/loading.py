@@ -17,8 +17,8 @@ if TYPE_CHECKING:  # pragma: no cover - import for type checkers only
 from orchestra.are.environment import DrivenEnvironment
 from orchestra.are.ids import reseed_apps
 from orchestra.are.imports import import_are
+from orchestra.are.noise import check_public_names, expansion_events, has_augmentation
 from orchestra.are.noise import configure as configure_noise
-from orchestra.are.noise import expansion_events, has_augmentation
 from orchestra.config import NoiseConfig
 
 SUPPORTED_VERSION = "are_simulation_v1"
@@ -222,6 +222,8 @@ def prepare_for_rollout(
         scenario.initialize()
     except Exception as exc:
         raise ScenarioError(source, f"ARE could not initialize the scenario: {type(exc).__name__}: {exc}") from None
+    if noise is not None:
+        check_public_names(scenario, source)
     loaded = {a.name for a in scenario.apps or []}
     dropped = [a.name for a in scenario.serialized_apps or [] if a.name not in loaded]
     if dropped:
