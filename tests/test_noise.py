@@ -217,6 +217,14 @@ def _collide(aug: dict[str, Any]) -> None:
         (lambda a: a["tool_names_mapping"].update(Calendar__add_calendar_event="add event!"), "= 'add event!' is not a tool name"),
         (lambda a: a.update(apps={"Messages": {}}), "augmentation.apps must be a list of apps, got dict"),
         (lambda a: a.update(apps=[{"name": "Messages"}]), "augmentation.apps[0] must be an object with a string `name` and an object `app_state`"),
+        (
+            lambda a: a.update(apps=[{"name": "Messages", "app_state": {}}]),
+            "augmentation.apps[0] (Messages): ARE's event expander reads app_state.conversations",
+        ),
+        (
+            lambda a: a.update(apps=[{"name": "Calendar", "app_state": {}}]),
+            "augmentation.apps ['Calendar']: ARE's event expander fails on them (ZeroDivisionError",
+        ),
     ],
 )
 def test_malformed_augmentation_is_one_line_naming_the_field(judge_pool, tmp_path, change, expected):

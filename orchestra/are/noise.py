@@ -39,6 +39,14 @@ ENV_EXPANSION_PREFIX = "env_expansion_"
 SYSTEM_APPS = ("AgentUserInterface", "SystemApp")
 #: ARE's `AppTool.failure_message_template` (read from the tool when there is one).
 ARE_FAILURE_MESSAGE = "Calling {name} failed with error: Internal error - Retry again later"
+#: What ARE's `EnvEventsExpander.add_env_events_to_scenario` reads from an `augmentation.apps` entry's
+#: `app_state`, by the app names it matches (scenario_expander.py:180-183; it fails with a KeyError otherwise).
+EXPANDER_STATE: dict[str, tuple[tuple[str, ...], ...]] = {
+    **dict.fromkeys(("MessagingAppV2", "Chats", "Messages"), (("conversations",),)),
+    **dict.fromkeys(("EmailClientV2", "EmailClientApp", "Mail"), (("folders", "INBOX", "emails"),)),
+    **dict.fromkeys(("Shopping", "ShoppingApp"), (("products",), ("discount_codes",))),
+    **dict.fromkeys(("RentAFlat", "ApartmentListingApp"), (("apartments",),)),
+}
 #: A name a model's function calling accepts (OpenAI's pattern, without its length cap).
 TOOL_NAME = re.compile(r"[A-Za-z0-9_-]+")
 
@@ -109,6 +117,8 @@ def configure(scenario: Any, noise: NoiseConfig | None, source: str) -> None:
         apply_tool_name_augmentation=noise.apply_tool_name_augmentation,
         apply_tool_description_augmentation=noise.apply_tool_description_augmentation,
     )
+    if noise.env_events_per_minute > 0:
+        check_expander_apps(scenario.augmentation_data, source)
     if noise.env_events_per_minute > 0:  # ARE adds message events even at rate 0: 0 means none here
         scenario.env_events_config = EnvEventsConfig(
             num_env_events_per_minute=noise.env_events_per_minute, env_events_seed=noise.env_events_seed
@@ -140,6 +150,35 @@ def check_augmentation(data: Any, source: str) -> None:
     for i, app in enumerate(apps):
         if not isinstance(app, dict) or not isinstance(app.get("name"), str) or not isinstance(app.get("app_state"), dict):
             raise ScenarioError(source, f"augmentation.apps[{i}] must be an object with a string `name` and an object `app_state`")
+        state, where = app["app_state"], f"augmentation.apps[{i}] ({app['name']})"
+        for path in EXPANDER_STATE.get(app["name"], ()):
+            value: Any = state
+            for part in path:
+                value = value.get(part) if isinstance(value, dict) else None
+            wanted = list if path[-1] == "emails" else dict
+            if not isinstance(value, wanted):
+                raise ScenarioError(
+                    source, f"{where}: ARE's event expander reads app_state.{'.'.join(path)}, which must be {'a list' if wanted is list else 'an object'}"
+                )
+
+
+def check_expander_apps(data: Any, source: str) -> None:
+    """ARE's expander divides by the summed weight of `augmentation.apps`' app classes: with none it
+    weighs (only Calendar, say) it fails with a ZeroDivisionError, on a name it does not know with a
+    KeyError; say which apps instead."""
+    import_are()
+    from are.simulation.scenarios.utils.scenario_expander import EnvEventsConfig, EnvEventsExpander
+
+    names = [app["name"] for app in (data or {}).get("apps") or []]
+    if not names:
+        return
+    try:
+        EnvEventsExpander(EnvEventsConfig()).get_num_env_events_per_app(1, names)
+    except (ZeroDivisionError, KeyError) as exc:
+        raise ScenarioError(
+            source,
+            f"augmentation.apps {names}: ARE's event expander fails on them ({type(exc).__name__}: {exc}); it weighs messaging, email, shopping and apartment apps",
+        ) from None
 
 
 def check_public_names(scenario: Any, source: str) -> None:
