@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from orchestra.cli._output import one_line
+from orchestra.cli._output import noise_text, one_line
 from orchestra.errors import OrchestraError
 from orchestra.record import RolloutRecord
 
@@ -45,6 +45,10 @@ def transcript(o: RolloutRecord) -> str:
             f"reward {r.reward:.2f}  sim {r.sim_seconds:.1f}s  steps {r.steps}  model calls {r.model_calls}  tool calls {r.n_tool_calls}  "
             f"tokens {r.prompt_tokens}+{r.completion_tokens}  cost ${r.cost_usd:.4f}  stop {r.stop_reason}  judge {r.judge}"
         )
+    if r is not None and r.noise is not None:  # which noise ran, and the calls it failed (the judge's log never shows them)
+        n = r.noise
+        lines.append(f"{noise_text(n)} of {n.env_events_scheduled} scheduled  renamed={n.renamed_tools}")
+        lines += [f"  {f.sim_seconds:8.1f}  FAILED {f.tool} (noise: {f.agent}'s call #{f.call_index})" for f in n.failed_calls]
     lines += ["", "agents:"]
     for a in o.agents:
         failed = f"  model errors {a.model_errors}" if a.model_errors else ""
