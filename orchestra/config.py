@@ -39,11 +39,11 @@ class NoiseConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    tool_failure_probability: float = Field(0.1, ge=0.0, le=1.0, description="ARE's ToolAugmentationConfig.tool_failure_probability")
+    tool_failure_probability: float = Field(0.1, ge=0.0, le=1.0, allow_inf_nan=False, description="ARE's ToolAugmentationConfig.tool_failure_probability")
     apply_tool_name_augmentation: bool = True
     apply_tool_description_augmentation: bool = True
     system_tools_can_fail: bool = Field(True, description="ARE applies the probability to every app, AgentUserInterface and SystemApp included")
-    env_events_per_minute: float = Field(10.0, ge=0.0, description="ARE's EnvEventsConfig.num_env_events_per_minute")
+    env_events_per_minute: float = Field(10.0, ge=0.0, allow_inf_nan=False, description="ARE's EnvEventsConfig.num_env_events_per_minute")
     env_events_seed: int = 0
 
 

@@ -118,13 +118,14 @@ def _summarize(capability: str, records: list[RolloutRecord]) -> CapabilitySumma
         s.pass_at_k = sum(any(o) for o in outcomes.values()) / len(outcomes)
         k_max = min(len(o) for o in outcomes.values())
         for k in range(1, k_max + 1):
-            s.pass_hat_k[k] = sum(pass_hat_k(len(o), sum(o), k) for o in outcomes.values()) / len(outcomes)
+            s.pass_hat_k[k] = math.fsum(pass_hat_k(len(o), sum(o), k) for o in outcomes.values()) / len(outcomes)
         results = [r.result for r in judged if r.result is not None]
-        s.mean_sim_seconds = sum(r.sim_seconds for r in results) / len(results)
+        # fsum: exactly rounded, so the summary is the same whatever order the rollouts finished in
+        s.mean_sim_seconds = math.fsum(r.sim_seconds for r in results) / len(results)
         s.mean_tokens = sum(r.prompt_tokens + r.completion_tokens for r in results) / len(results)
     results = [r.result for r in records if r.result is not None]
     s.tokens = sum(r.prompt_tokens + r.completion_tokens for r in results)
-    s.cost_usd = sum(r.cost_usd for r in results)
+    s.cost_usd = math.fsum(r.cost_usd for r in results)
     s.success_per_dollar = s.passed / s.cost_usd if s.cost_usd > 0 else None
     noisy = [r.noise for r in results if r.noise is not None]
     s.noise_rollouts, s.tool_failures, s.env_events = len(noisy), sum(n.tool_failures for n in noisy), sum(n.env_events for n in noisy)

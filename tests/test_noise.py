@@ -181,6 +181,79 @@ def test_a_scenario_without_augmentation_data_says_so(judge_pool, tmp_path):
     assert judged.noise is not None and not judged.noise.augmentation and judged.noise.env_events == 0 and judged.success
 
 
+def _variant(tmp_path: Path, change: Any) -> Path:
+    data = json.loads(CALENDAR.read_text())
+    change(data["augmentation"])
+    path = tmp_path / "variant.json"
+    path.write_text(json.dumps(data))
+    return path
+
+
+def _collide(aug: dict[str, Any]) -> None:
+    names = aug["tool_names_mapping"]
+    names["Calendar__add_calendar_event"] = names["Calendar__delete_calendar_event"]
+
+
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        (
+            _collide,
+            "augmentation.tool_names_mapping: Calendar__add_calendar_event and Calendar__delete_calendar_event would both be called 'Calendar__cancel_calendar_event'",
+        ),
+        (
+            lambda a: a["tool_names_mapping"].update(Calendar__add_calendar_event="AgentUserInterface__send_message_to_user"),
+            "would both be called 'AgentUserInterface__send_message_to_user'",
+        ),
+        (lambda a: a.update(tool_names_mapping=["x"]), "augmentation.tool_names_mapping must be an object (tool name: text), got list"),
+        (
+            lambda a: a["tool_names_mapping"].update(Calendar__add_calendar_event=5),
+            "augmentation.tool_names_mapping['Calendar__add_calendar_event'] must be a non-empty string, got 5",
+        ),
+        (
+            lambda a: a["tool_descriptions_mapping"].update(Calendar__add_calendar_event=""),
+            "augmentation.tool_descriptions_mapping['Calendar__add_calendar_event'] must be a non-empty string",
+        ),
+        (lambda a: a["tool_names_mapping"].update(Calendar__add_calendar_event="add event!"), "= 'add event!' is not a tool name"),
+        (lambda a: a.update(apps={"Messages": {}}), "augmentation.apps must be a list of apps, got dict"),
+        (lambda a: a.update(apps=[{"name": "Messages"}]), "augmentation.apps[0] must be an object with a string `name` and an object `app_state`"),
+        (
+            lambda a: a.update(apps=[{"name": "Messages", "app_state": {}}]),
+            "augmentation.apps[0] (Messages): ARE's event expander reads app_state.conversations",
+        ),
+        (
+            lambda a: a.update(apps=[{"name": "Calendar", "app_state": {}}]),
+            "augmentation.apps ['Calendar']: ARE's event expander fails on them (ZeroDivisionError",
+        ),
+    ],
+)
+def test_malformed_augmentation_is_one_line_naming_the_field(judge_pool, tmp_path, change, expected):
+    from orchestra.errors import ScenarioError
+
+    path = _variant(tmp_path, change)
+    with pytest.raises(ScenarioError) as caught:
+        _replayed(path, NoiseConfig(), judge_pool)
+    message = str(caught.value)
+    assert str(path) in message and expected in message and "\n" not in message
+    # noise off: ARE never reads the block, the file runs clean as before
+    assert _replayed(path, None, judge_pool).success
+
+
+def test_a_mapping_for_a_tool_the_scenario_lacks_is_harmless(judge_pool, tmp_path):
+    path = _variant(tmp_path, lambda a: a["tool_names_mapping"].update(Nope__missing="Nope__other"))
+    judged = _replayed(path, NoiseConfig(tool_failure_probability=0.0), judge_pool)
+    assert judged.success and judged.noise is not None and judged.noise.renamed_tools > 0
+
+
+@pytest.mark.parametrize("field", ["tool_failure_probability", "env_events_per_minute"])
+@pytest.mark.parametrize("value", [float("inf"), float("nan")])
+def test_noise_rates_must_be_finite(field, value):
+    from pydantic import ValidationError
+
+    with pytest.raises(ValidationError, match="finite number"):
+        NoiseConfig(**{field: value})
+
+
 def test_noise_off_runs_clean(judge_pool):
     judged = _replayed(CALENDAR, None, judge_pool)
     assert judged.success and judged.noise is None

@@ -75,6 +75,14 @@ def test_per_capability_rates_over_runs():
     assert table.splitlines()[0].startswith("capability") and "Time" in table and "all" in table
 
 
+def test_the_summary_does_not_depend_on_the_order_rollouts_finished_in():
+    """`--concurrency` changes the order records arrive in; floating-point sums must not show it."""
+    records = [_record(name, run, True, cost=cost, sim=sim) for run, (name, cost, sim) in enumerate([("a", 0.1, 0.1), ("b", 0.2, 0.2), ("c", 0.3, 0.3)])]
+    forward, backward = summarize(records), summarize(list(reversed(records)))
+    assert forward.model_dump_json() == backward.model_dump_json()
+    assert sum(r.result.sim_seconds for r in records) != sum(r.result.sim_seconds for r in reversed(records))  # plain sums would differ
+
+
 def test_compare_names_flips_and_deltas():
     a = [_record("a", 0, True), _record("b", 0, False), _record("c", 0, True)]
     b = [_record("a", 0, True), _record("b", 0, True), _record("c", 0, False)]

@@ -217,14 +217,16 @@ def prepare_for_rollout(
         scenario.apps.append(SystemApp())
     scenario.duration = duration if duration is not None else scenario_duration_cap(scenario)
     # noise (and its pydantic models) only loads with a scenario: `orchestra scenarios` stays light
+    from orchestra.are.noise import check_public_names, expansion_events, has_augmentation
     from orchestra.are.noise import configure as configure_noise
-    from orchestra.are.noise import expansion_events, has_augmentation
 
     configure_noise(scenario, noise, source)
     try:
         scenario.initialize()
     except Exception as exc:
         raise ScenarioError(source, f"ARE could not initialize the scenario: {type(exc).__name__}: {exc}") from None
+    if noise is not None:
+        check_public_names(scenario, source)
     loaded = {a.name for a in scenario.apps or []}
     dropped = [a.name for a in scenario.serialized_apps or [] if a.name not in loaded]
     if dropped:

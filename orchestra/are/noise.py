@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import random
+import re
 import warnings
 from typing import Any
 
@@ -30,6 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from orchestra.are.imports import import_are
 from orchestra.config import NoiseConfig
+from orchestra.errors import ScenarioError
 
 #: ARE's prefix for the ids of the events its expander adds (`ENV_EVENT_EXPANSION_TAG`); the judge skips them.
 ENV_EXPANSION_PREFIX = "env_expansion_"
@@ -37,6 +39,16 @@ ENV_EXPANSION_PREFIX = "env_expansion_"
 SYSTEM_APPS = ("AgentUserInterface", "SystemApp")
 #: ARE's `AppTool.failure_message_template` (read from the tool when there is one).
 ARE_FAILURE_MESSAGE = "Calling {name} failed with error: Internal error - Retry again later"
+#: What ARE's `EnvEventsExpander.add_env_events_to_scenario` reads from an `augmentation.apps` entry's
+#: `app_state`, by the app names it matches (scenario_expander.py:180-183; it fails with a KeyError otherwise).
+EXPANDER_STATE: dict[str, tuple[tuple[str, ...], ...]] = {
+    **dict.fromkeys(("MessagingAppV2", "Chats", "Messages"), (("conversations",),)),
+    **dict.fromkeys(("EmailClientV2", "EmailClientApp", "Mail"), (("folders", "INBOX", "emails"),)),
+    **dict.fromkeys(("Shopping", "ShoppingApp"), (("products",), ("discount_codes",))),
+    **dict.fromkeys(("RentAFlat", "ApartmentListingApp"), (("apartments",),)),
+}
+#: A name a model's function calling accepts (OpenAI's pattern, without its length cap).
+TOOL_NAME = re.compile(r"[A-Za-z0-9_-]+")
 
 
 class NoiseWarning(UserWarning):
@@ -96,6 +108,7 @@ def configure(scenario: Any, noise: NoiseConfig | None, source: str) -> None:
     from are.simulation.scenarios.utils.scenario_expander import EnvEventsConfig
     from are.simulation.types import ToolAugmentationConfig
 
+    check_augmentation(scenario.augmentation_data, source)
     if not has_augmentation(scenario):
         warnings.warn(NoiseWarning(f"noise: no augmentation data in {source}"), stacklevel=2)
     # Probability 0 for ARE's own (unseeded) draw: the session draws, reproducibly (`ToolFailures`).
@@ -104,10 +117,79 @@ def configure(scenario: Any, noise: NoiseConfig | None, source: str) -> None:
         apply_tool_name_augmentation=noise.apply_tool_name_augmentation,
         apply_tool_description_augmentation=noise.apply_tool_description_augmentation,
     )
+    if noise.env_events_per_minute > 0:
+        check_expander_apps(scenario.augmentation_data, source)
     if noise.env_events_per_minute > 0:  # ARE adds message events even at rate 0: 0 means none here
         scenario.env_events_config = EnvEventsConfig(
             num_env_events_per_minute=noise.env_events_per_minute, env_events_seed=noise.env_events_seed
         )  # ARE annotates int; a fractional rate works the same
+
+
+def check_augmentation(data: Any, source: str) -> None:
+    """The parts of `augmentation` ARE reads, in the shapes it reads them (`ScenarioError` naming
+    the field otherwise; ARE would fail with an AttributeError or a KeyError, or rename a tool to
+    something no model can call)."""
+    if not isinstance(data, dict):
+        return  # none (ARE's loader already rejects a non-object `augmentation`)
+    for key in ("tool_names_mapping", "tool_descriptions_mapping"):
+        mapping = data.get(key)
+        if mapping is None:
+            continue
+        if not isinstance(mapping, dict):
+            raise ScenarioError(source, f"augmentation.{key} must be an object (tool name: text), got {type(mapping).__name__}")
+        for tool, text in mapping.items():
+            if not isinstance(text, str) or not text.strip():
+                raise ScenarioError(source, f"augmentation.{key}[{tool!r}] must be a non-empty string, got {text!r}")
+            if key == "tool_names_mapping" and not TOOL_NAME.fullmatch(text):
+                raise ScenarioError(source, f"augmentation.{key}[{tool!r}] = {text!r} is not a tool name (letters, digits, '_', '-')")
+    apps = data.get("apps")
+    if apps is None:
+        return
+    if not isinstance(apps, list):
+        raise ScenarioError(source, f"augmentation.apps must be a list of apps, got {type(apps).__name__}")
+    for i, app in enumerate(apps):
+        if not isinstance(app, dict) or not isinstance(app.get("name"), str) or not isinstance(app.get("app_state"), dict):
+            raise ScenarioError(source, f"augmentation.apps[{i}] must be an object with a string `name` and an object `app_state`")
+        state, where = app["app_state"], f"augmentation.apps[{i}] ({app['name']})"
+        for path in EXPANDER_STATE.get(app["name"], ()):
+            value: Any = state
+            for part in path:
+                value = value.get(part) if isinstance(value, dict) else None
+            wanted = list if path[-1] == "emails" else dict
+            if not isinstance(value, wanted):
+                raise ScenarioError(
+                    source, f"{where}: ARE's event expander reads app_state.{'.'.join(path)}, which must be {'a list' if wanted is list else 'an object'}"
+                )
+
+
+def check_expander_apps(data: Any, source: str) -> None:
+    """ARE's expander divides by the summed weight of `augmentation.apps`' app classes: with none it
+    weighs (only Calendar, say) it fails with a ZeroDivisionError, on a name it does not know with a
+    KeyError; say which apps instead."""
+    import_are()
+    from are.simulation.scenarios.utils.scenario_expander import EnvEventsConfig, EnvEventsExpander
+
+    names = [app["name"] for app in (data or {}).get("apps") or []]
+    if not names:
+        return
+    try:
+        EnvEventsExpander(EnvEventsConfig()).get_num_env_events_per_app(1, names)
+    except (ZeroDivisionError, KeyError) as exc:
+        raise ScenarioError(
+            source,
+            f"augmentation.apps {names}: ARE's event expander fails on them ({type(exc).__name__}: {exc}); it weighs messaging, email, shopping and apartment apps",
+        ) from None
+
+
+def check_public_names(scenario: Any, source: str) -> None:
+    """After ARE's renaming: every tool the agent sees has its own name (`ScenarioError` when the
+    file's `tool_names_mapping` gives two tools one name: the agent could call only one of them)."""
+    seen: dict[str, str] = {}
+    for tool in scenario.get_tools():
+        public = tool._public_name or tool.name
+        if public in seen:
+            raise ScenarioError(source, f"augmentation.tool_names_mapping: {seen[public]} and {tool.name} would both be called {public!r}")
+        seen[public] = tool.name
 
 
 def expansion_events(scenario: Any) -> list[Any]:

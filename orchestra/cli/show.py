@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from orchestra.cli._output import one_line
+from orchestra.cli._output import noise_text, one_line
 from orchestra.errors import OrchestraError
 from orchestra.record import RolloutRecord
 from orchestra.trajectory import AgentTrajectory, Step, ToolCallEntry, Trajectory
@@ -78,6 +78,10 @@ def header(o: RolloutRecord) -> list[str]:
         )
     elif o.trajectory is not None and o.trajectory.stop_reason:
         lines.append(f"stop {o.trajectory.stop_reason}")
+    if r is not None and r.noise is not None:  # which noise ran, and the calls it failed (the judge's log never shows them)
+        n = r.noise
+        lines.append(f"{noise_text(n)} of {n.env_events_scheduled} scheduled  renamed={n.renamed_tools}")
+        lines += [f"  {f.sim_seconds:8.1f}  FAILED {f.tool} (noise: {f.agent}'s call #{f.call_index})" for f in n.failed_calls]
     lines += ["", "agents:"]
     for a in o.agents:
         failed = f"  model errors {a.model_errors}" if a.model_errors else ""

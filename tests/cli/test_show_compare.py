@@ -51,3 +51,30 @@ def test_show_prints_the_trajectory_as_a_transcript(tmp_path, capsys, scenario_p
     assert "request 0: 2 new message(s)" in prompts and "request 1: request 0's first 2 message(s), then" in prompts
     assert main(["show", str(out)]) == 2
     assert "is a run folder: give one of its rollouts, DIR/NAME: starter_execution_calendar" in capsys.readouterr().err
+
+
+def test_show_says_which_noise_ran_and_which_calls_it_failed():
+    from orchestra.are.noise import FailedCall, NoiseReport
+    from orchestra.cli.show import transcript
+    from orchestra.config import NoiseConfig
+    from orchestra.record import RolloutRecord, RolloutResult
+    from orchestra.spec import RolloutSpec
+
+    noise = NoiseReport(
+        config=NoiseConfig(),
+        augmentation=True,
+        renamed_tools=41,
+        env_events_scheduled=12,
+        env_events=3,
+        tool_calls_drawn=5,
+        tool_failures=1,
+        failed_calls=[FailedCall(agent="main", call_index=3, tool="Messages__send_message", sim_seconds=243.7)],
+    )
+    spec = RolloutSpec(scenario="a.json")
+    result = RolloutResult(
+        scenario_id="a", source="a.json", success=False, reward=0.0, reward_mode="binary", rationale=None, turns=[], nb_turns=1,
+        turns_completed=1, sim_seconds=250.0, stop_reason="all_turns_completed", event_log_sha256="0", event_log=[], noise=noise,
+    )  # fmt: skip
+    text = transcript(RolloutRecord(scenario_id="a", source="a.json", policy="p", sample_index=0, spec=spec, result=result))
+    assert "noise: failures=1/5 (Messages__send_message) env_events=3 of 12 scheduled  renamed=41" in text
+    assert "   243.7  FAILED Messages__send_message (noise: main's call #3)" in text
