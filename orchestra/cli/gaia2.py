@@ -83,6 +83,8 @@ def run(args: argparse.Namespace) -> int:
     for phase in PHASES:
         phase_team, phase_agent = phase_policy(phase, team=team, agent=agent)
         session = phase_session(phase, base)
+        if phase_team is not None:  # the team's own session is the phase's: noise settings belong to the noise phase only
+            phase_team = phase_team.model_copy(update={"session": session})
         label = phase_team.name if phase_team is not None else phase_agent.scaffold  # type: ignore[union-attr]
         config = runner_config(
             model=model,
@@ -162,12 +164,21 @@ def _run_phases(args: argparse.Namespace, host: Host, batches: list[Any], source
     from orchestra.gaia2 import PHASES, format_table, gaia2_table, write_output_jsonl
 
     records: dict[tuple[str, str], list[RolloutRecord]] = {}
+    # Every phase's folder is checked before anything runs: a folder of another configuration is
+    # refused at once, not after the phases before it ran again.
+    run_dirs: dict[str, RunDir] = {}
+    if (args.out / "results.jsonl").is_file() or (args.out / "manifest.json").is_file():
+        raise OrchestraError(f"--out {args.out}: holds an `orchestra run` folder, not a gaia2 one; use another --out folder")
+    for phase in PHASES:
+        specs = [s for b in batches if b[0] is phase for s in b[2]]
+        if specs:
+            run_dirs[phase.name] = RunDir(args.out / phase.name, start_over=args.out).open(specs, runs=args.runs)
     for phase in PHASES:
         phase_batches = [b for b in batches if b[0] is phase]
         specs = [s for _, _, ss, _ in phase_batches for s in ss]
         if not specs:
             continue
-        run_dir = RunDir(args.out / phase.name).open(specs, runs=args.runs)
+        run_dir = run_dirs[phase.name]
         earlier = list(run_dir.finished.values())
         todo = run_dir.remaining(specs)
         if not todo:

@@ -132,3 +132,35 @@ def test_oracle_team_on_the_whole_bundled_corpus(tmp_path, capsys):
     table = json.loads((out / "gaia2_table.json").read_text())
     assert table["overall"]["mean"] == 1.0
     assert [c["scenarios"] for c in table["columns"]][-2:] == [12, 12]
+
+
+def test_a_folder_of_another_configuration_is_refused_before_anything_runs(gaia2_folder, tmp_path, capsys):
+    """The noise phase's setting differs: refused at once, naming the phase's folder and the whole
+    submission folder to delete — not after the standard phase ran its missing rollouts."""
+    team = tmp_path / "team.yaml"
+    team.write_text("name: mine\nmain:\n  scaffold: tool_calling\n  model: orchestra/oracle\n")
+    noisier = tmp_path / "noisier.yaml"
+    noisier.write_text(team.read_text() + "session:\n  noise:\n    tool_failure_probability: 0.5\n")
+    out = tmp_path / "sub"
+    argv = ["gaia2", "--runs", "1", "--source", str(gaia2_folder), "--id", "starter_execution_calendar", "--id", "starter_multiturn_followup", "--out", str(out), "--no-progress", "--no-preflight"]
+    assert main([*argv, "--team", str(team)]) == 0
+    before = (out / "standard" / "results.jsonl").read_text()
+    capsys.readouterr()
+    assert main([a if a != "1" else "2" for a in argv] + ["--team", str(noisier)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith(f"orchestra: error: {out / 'noise'} holds a run of another configuration (")
+    assert err[-1].endswith(f"will not resume into it: use another --out folder, or delete {out} to start over")
+    assert (out / "standard" / "results.jsonl").read_text() == before  # nothing ran
+
+
+def test_an_orchestra_run_folder_is_not_a_gaia2_folder(gaia2_folder, tmp_path, capsys):
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / "results.jsonl").write_text("")
+    argv = ["gaia2", "--team", "oracle", "--source", str(gaia2_folder), "--out", str(out), "--no-preflight"]
+    assert main(argv) == 2
+    assert (
+        capsys.readouterr().err.strip().splitlines()[-1]
+        == f"orchestra: error: --out {out}: holds an `orchestra run` folder, not a gaia2 one; use another --out folder"
+    )
+    assert not (out / "standard").exists()
