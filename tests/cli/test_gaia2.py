@@ -124,14 +124,27 @@ def test_oracle_team_on_the_whole_bundled_corpus(tmp_path, capsys):
     """The acceptance run: `orchestra gaia2 --team oracle` on the bundled corpus, three runs."""
     out = tmp_path / "bundled"
     start = time.monotonic()
-    assert main(["gaia2", "--team", "oracle", "--source", "bundled", "--out", str(out), "--no-progress"]) == 0
+    assert main(["gaia2", "--team", "oracle", "--source", "bundled", "--out", str(out), "--no-progress", "--concurrency", "2"]) == 0
     err = capsys.readouterr().err
     print(f"wall time: {time.monotonic() - start:.0f} s")
     for name in COLUMNS + ["Gaia2"]:
         assert name in err
     table = json.loads((out / "gaia2_table.json").read_text())
-    assert table["overall"]["mean"] == 1.0
-    assert [c["scenarios"] for c in table["columns"]][-2:] == [12, 12]
+    assert [(c["name"], c["scenarios"], c["errors"]) for c in table["columns"]] == [
+        ("Execution", 13, 0),
+        ("Search", 9, 0),
+        ("Adaptability", 13, 0),
+        ("Time", 8, 0),
+        ("Ambiguity", 8, 0),
+        ("Agent2Agent", 12, 0),
+        ("Noise", 12, 0),
+    ]
+    # the oracle passes everything but noise: the noise fires (tool failures and environment events
+    # on most rollouts) and costs it some scenarios (measured: 24 of 36 passed, 31 rollouts with noise)
+    assert all(c["pass_at_1"]["mean"] == 1.0 for c in table["columns"][:-1])
+    assert 0.0 < table["columns"][-1]["pass_at_1"]["mean"] < 1.0 and table["overall"]["mean"] < 1.0
+    noise = [json.loads(line)["result"]["noise"] for line in (out / "noise" / "results.jsonl").read_text().splitlines()]
+    assert len(noise) == 36 and sum(n["tool_failures"] > 0 for n in noise) > 0 and sum(n["env_events"] > 0 for n in noise) > 18
 
 
 def test_a_folder_of_another_configuration_is_refused_before_anything_runs(gaia2_folder, tmp_path, capsys):
@@ -142,7 +155,21 @@ def test_a_folder_of_another_configuration_is_refused_before_anything_runs(gaia2
     noisier = tmp_path / "noisier.yaml"
     noisier.write_text(team.read_text() + "session:\n  noise:\n    tool_failure_probability: 0.5\n")
     out = tmp_path / "sub"
-    argv = ["gaia2", "--runs", "1", "--source", str(gaia2_folder), "--id", "starter_execution_calendar", "--id", "starter_multiturn_followup", "--out", str(out), "--no-progress", "--no-preflight"]
+    argv = [
+        "gaia2",
+        "--runs",
+        "1",
+        "--source",
+        str(gaia2_folder),
+        "--id",
+        "starter_execution_calendar",
+        "--id",
+        "starter_multiturn_followup",
+        "--out",
+        str(out),
+        "--no-progress",
+        "--no-preflight",
+    ]
     assert main([*argv, "--team", str(team)]) == 0
     before = (out / "standard" / "results.jsonl").read_text()
     capsys.readouterr()
