@@ -179,6 +179,8 @@ def _run_phases(args: argparse.Namespace, host: Host, batches: list[Any], source
         if not specs:
             continue
         run_dir = run_dirs[phase.name]
+        for torn in sorted(run_dir.path.glob("*/hf/*.json.tmp")):  # a trace being written when the command was killed
+            torn.unlink()
         earlier = list(run_dir.finished.values())
         todo = run_dir.remaining(specs)
         if not todo:

@@ -117,6 +117,8 @@ def test_ctrl_c_stops_at_once_keeps_what_finished_and_the_rerun_completes_it(set
     assert not (out / "agent2agent" / "results.jsonl").exists() or not (out / "agent2agent" / "results.jsonl").read_text()
 
     # the printed command resumes: the finished phase is not run again, the missing rollouts run
+    # (and a trace torn by a kill while it was written is dropped)
+    (out / "standard" / "execution" / "hf" / "torn.json.tmp").write_text("{")
     capsys.readouterr()
     assert main(argv) == 0
     err = capsys.readouterr().err
