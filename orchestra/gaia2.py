@@ -407,7 +407,9 @@ def gaia2_table(records: dict[tuple[str, str], list[RolloutRecord]], *, source: 
                 cost_usd=sum(r.cost_usd for r in results),
             )
         )
-    overall = macro_success_rate({c.name: records.get((c.phase, c.config), []) for c in columns})
+    # As ARE's statistics: over the capabilities the folder holds (`--id` / `--limit` may leave
+    # columns empty; an empty column is not a capability scored 0).
+    overall = macro_success_rate({c.name: records.get((c.phase, c.config), []) for c in columns if c.rollouts})
     return Gaia2Table(source=source, runs=runs, columns=columns, overall=overall)
 
 
@@ -435,4 +437,9 @@ def format_table(table: Gaia2Table) -> str:
     lines.append(row("cost $", [f"{c.cost_usd:.4f}" for c in table.columns] + [f"{sum(c.cost_usd for c in table.columns):.4f}"]))
     lines.append(row("scenarios x runs", [f"{c.scenarios}x{c.runs}" for c in table.columns] + [""]))
     lines.append(row("errors", [str(c.errors) for c in table.columns] + [str(sum(c.errors for c in table.columns))]))
+    empty = [c.name for c in table.columns if not c.rollouts]
+    if empty:
+        lines.append(
+            f"Gaia2: over {len(table.columns) - len(empty)} of {len(table.columns)} capabilities ({', '.join(empty)}: no rollout selected); not a submission"
+        )
     return "\n".join(lines)

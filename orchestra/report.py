@@ -76,6 +76,10 @@ def load_run(path: Path) -> RunFolder:
         raise OrchestraError(f"{path}: not a folder (give the run folder that holds {RESULTS} and {MANIFEST})")
     results, manifest_path = path / RESULTS, path / MANIFEST
     if not results.is_file() and not manifest_path.is_file():
+        runs = sorted(p.name for p in path.iterdir() if (p / RESULTS).is_file() or (p / MANIFEST).is_file())
+        if runs:  # `orchestra gaia2 --out DIR`: one run folder per phase
+            each = ", ".join(f"orchestra report {path / name}" for name in runs)
+            raise OrchestraError(f"{path}: a folder of run folders (`orchestra gaia2` keeps one per phase), not one run; report each: {each}")
         what = "an empty folder" if not any(path.iterdir()) else f"no {RESULTS} or {MANIFEST} in it"
         raise OrchestraError(f"{path}: not a run folder ({what}; `orchestra run --out DIR` writes one)")
     notes: list[str] = []

@@ -157,8 +157,10 @@ def _difference(old: Any, new: Any, where: str = "") -> str | None:
 class RunDir:
     """One run folder (see the module doc). `open` checks and writes the manifest, loads what finished."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, start_over: Path | None = None) -> None:
         self.path = path
+        #: What a refusal says to delete to start over (`orchestra gaia2`: the whole submission folder).
+        self.start_over = start_over or path
         self.results = path / RESULTS
         self.manifest_path = path / MANIFEST
         #: Finished rollouts kept from an earlier run of the same configuration, by key.
@@ -186,7 +188,7 @@ class RunDir:
         return self
 
     def _check_same(self, old: Manifest, new: Manifest) -> None:
-        hint = f"use another --out folder, or delete {self.path} to start over"
+        hint = f"use another --out folder, or delete {self.start_over} to start over"
         if old.configuration_sha256 != new.configuration_sha256:
             diff = _difference(old.configurations, new.configurations) or "the configuration"
             raise OrchestraError(f"{self.path} holds a run of another configuration ({diff}); will not resume into it: {hint}")

@@ -9,7 +9,7 @@ import math
 import pytest
 
 from orchestra.config import NoiseConfig, SessionConfig
-from orchestra.gaia2 import MINI, PHASES, STANDARD_CONFIGS, Gaia2Source, mini_selection, phase_policy, phase_session
+from orchestra.gaia2 import MINI, PHASES, STANDARD_CONFIGS, Gaia2Source, format_table, gaia2_table, mini_selection, phase_policy, phase_session
 from orchestra.models import ModelConfig
 from orchestra.record import RolloutRecord, RolloutResult
 from orchestra.scenario_files import expand
@@ -161,3 +161,16 @@ def test_the_formulas_are_ares_calculate_statistics():
     macro = macro_success_rate(groups)
     assert 100 * macro.mean == pytest.approx(stats["global"]["macro_success_rate"])
     assert 100 * macro.sem == pytest.approx(stats["global"]["macro_success_rate_sem"])
+
+
+def test_gaia2_score_is_over_the_capabilities_the_run_holds():
+    """`--id` / `--limit` may leave columns empty: the score is over the others (as ARE's
+    statistics of the same folder) and the table says so, instead of scoring them 0."""
+    records = {("standard", "execution"): [_record("a", 0, "PASS")], ("noise", MINI): [_record("b", 0, "PASS"), _record("c", 0, "FAIL")]}
+    table = gaia2_table(records, source="s", runs=1)
+    assert table.overall.mean == pytest.approx((1.0 + 0.5) / 2)
+    assert format_table(table).splitlines()[-1] == (
+        "Gaia2: over 2 of 7 capabilities (Search, Adaptability, Time, Ambiguity, Agent2Agent: no rollout selected); not a submission"
+    )
+    full = {key: [_record("a", 0, "PASS")] for key in [("standard", c) for c in STANDARD_CONFIGS] + [("agent2agent", MINI), ("noise", MINI)]}
+    assert "not a submission" not in format_table(gaia2_table(full, source="s", runs=1))

@@ -296,6 +296,10 @@ def test_a_torn_last_line_is_left_out_and_said(mixed: Path, tmp_path: Path, caps
         (lambda d: d.write_text("x"), "not a folder"),
         (lambda d: d.mkdir(), "not a run folder (an empty folder"),
         (lambda d: (d.mkdir(), (d / "notes.txt").write_text("x")), "not a run folder (no results.jsonl or manifest.json in it"),
+        (
+            lambda d: [(d / phase).mkdir(parents=True) or (d / phase / "results.jsonl").write_text("") for phase in ("standard", "noise")],
+            "a folder of run folders (`orchestra gaia2` keeps one per phase), not one run; report each: orchestra report ",
+        ),
         (lambda d: (d.mkdir(), (d / "manifest.json").write_text("{}")), "no finished rollout yet (results.jsonl is missing)"),
         (
             lambda d: (d.mkdir(), (d / "manifest.json").write_text("{}"), (d / "results.jsonl").write_text("")),

@@ -4,13 +4,17 @@ noise phases, ARE's submission layout, the seven-column table (`orchestra.gaia2`
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import logging
+import os
 import shlex
 import signal
 import sys
+import threading
 import warnings
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import anyio
 
@@ -29,9 +33,12 @@ from orchestra.scenario_files import ScenarioFile
 from orchestra.spec import AgentConfig, RolloutSpec
 from orchestra.teams.config import TeamConfig
 from orchestra.teams.loading import read_team, team_path, with_judge_key
+from orchestra.tracing import active as active_tracing
 
 DEFAULT_OUT = Path("gaia2_results")
 TABLE = "gaia2_table.json"
+#: The exit status of an interrupted run (128 + SIGINT, as a shell reports it).
+INTERRUPTED = 130
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -76,6 +83,8 @@ def run(args: argparse.Namespace) -> int:
     for phase in PHASES:
         phase_team, phase_agent = phase_policy(phase, team=team, agent=agent)
         session = phase_session(phase, base)
+        if phase_team is not None:  # the team's own session is the phase's: noise settings belong to the noise phase only
+            phase_team = phase_team.model_copy(update={"session": session})
         label = phase_team.name if phase_team is not None else phase_agent.scaffold  # type: ignore[union-attr]
         config = runner_config(
             model=model,
@@ -155,12 +164,23 @@ def _run_phases(args: argparse.Namespace, host: Host, batches: list[Any], source
     from orchestra.gaia2 import PHASES, format_table, gaia2_table, write_output_jsonl
 
     records: dict[tuple[str, str], list[RolloutRecord]] = {}
+    # Every phase's folder is checked before anything runs: a folder of another configuration is
+    # refused at once, not after the phases before it ran again.
+    run_dirs: dict[str, RunDir] = {}
+    if (args.out / "results.jsonl").is_file() or (args.out / "manifest.json").is_file():
+        raise OrchestraError(f"--out {args.out}: holds an `orchestra run` folder, not a gaia2 one; use another --out folder")
+    for phase in PHASES:
+        specs = [s for b in batches if b[0] is phase for s in b[2]]
+        if specs:
+            run_dirs[phase.name] = RunDir(args.out / phase.name, start_over=args.out).open(specs, runs=args.runs)
     for phase in PHASES:
         phase_batches = [b for b in batches if b[0] is phase]
         specs = [s for _, _, ss, _ in phase_batches for s in ss]
         if not specs:
             continue
-        run_dir = RunDir(args.out / phase.name).open(specs, runs=args.runs)
+        run_dir = run_dirs[phase.name]
+        for torn in sorted(run_dir.path.glob("*/hf/*.json.tmp")):  # a trace being written when the command was killed
+            torn.unlink()
         earlier = list(run_dir.finished.values())
         todo = run_dir.remaining(specs)
         if not todo:
@@ -173,14 +193,8 @@ def _run_phases(args: argparse.Namespace, host: Host, batches: list[Any], source
             done, interrupted = _run(args, host, todo, run_dir, len(specs), earlier)
             earlier += done
             if interrupted:
-                argv = getattr(args, "argv", None) or sys.argv[1:]
-                total = sum(len(ss) for _, _, ss, _ in batches)
-                print(
-                    f"\norchestra: interrupted in phase {phase.name}: finished rollouts kept in {args.out}/<phase>/results.jsonl "
-                    f"(of {total} in all); resume with: orchestra {shlex.join(argv)}",
-                    file=sys.stderr,
-                )
-                return 130
+                _interrupted(args, run_dir, len(earlier), len(specs))
+                return INTERRUPTED
         by_key = {_key(r.spec): r for r in earlier if r.spec is not None}
         for _, name, ss, config in phase_batches:
             mine = [by_key[_key(spec)] for spec, _ in ss if _key(spec) in by_key]
@@ -207,18 +221,56 @@ def _are_report(out: Path, model: str) -> None:
 
 
 def _run(args: argparse.Namespace, host: Host, todo: list[Any], run_dir: RunDir, total: int, earlier: list[RolloutRecord]) -> tuple[list[RolloutRecord], bool]:
-    """One phase's remaining rollouts, each kept as it finishes; (records, interrupted)."""
+    """One phase's remaining rollouts, each kept as it finishes; (records, interrupted).
+
+    Run as the program, Ctrl-C ends the process at once, even while a rollout is inside synchronous
+    work (a scenario loading, the judge) that an event-loop signal receiver would first wait for:
+    every finished rollout is on disk (its record appended, its trace written) and the rollouts in
+    flight are abandoned; the same command reruns only those. Called in-process (`main(argv)`),
+    the rollouts are cancelled at their next await and this returns."""
     done: list[RolloutRecord] = []
     interrupted = False
+    keeping = False  # a finished rollout is being written: Ctrl-C waits for it (`pending`)
+    pending = False
+    tracing = active_tracing()
     display = display_for(
         json_rows=args.json, line=outcome_line, emit=lambda o: emit_json(outcome_record(o)), total=total, done=earlier, rich=False if args.no_progress else None
     )
+
+    def stop_now() -> NoReturn:
+        with contextlib.suppress(Exception):
+            display.__exit__(None, None, None)
+        _interrupted(args, run_dir, len(earlier) + len(done), total)
+        if tracing is not None:
+            tracing.shutdown()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        logging.shutdown()
+        os._exit(INTERRUPTED)
+
+    def on_signal(signum: int, frame: object) -> None:
+        nonlocal pending
+        if keeping:
+            pending = True  # never in the middle of keeping a finished rollout
+            return
+        stop_now()
+
+    def keep(o: RolloutRecord) -> None:
+        nonlocal keeping
+        keeping = True
+        try:
+            run_dir.append(o)
+            done.append(o)
+        finally:
+            keeping = False
+        if pending:
+            stop_now()
 
     async def main() -> None:
         nonlocal interrupted
         async with anyio.create_task_group() as tg:
 
-            async def on_signal() -> None:
+            async def on_signal_in_loop() -> None:
                 nonlocal interrupted
                 with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
                     async for _ in signals:
@@ -227,13 +279,39 @@ def _run(args: argparse.Namespace, host: Host, todo: list[Any], run_dir: RunDir,
                         tg.cancel_scope.cancel()
                         return
 
-            tg.start_soon(on_signal)
+            if not program:
+                tg.start_soon(on_signal_in_loop)
             with display:
                 async for o in execute_all(todo, host=host, concurrency=args.concurrency):
-                    run_dir.append(o)
-                    done.append(o)
+                    keep(o)
                     display.add(o)
             tg.cancel_scope.cancel()
 
-    anyio.run(main)
+    program = _as_program(args) and threading.current_thread() is threading.main_thread()
+    previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)} if program else {}
+    try:
+        anyio.run(main)
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
     return done, interrupted
+
+
+def _as_program(args: argparse.Namespace) -> bool:
+    """Whether this is the `orchestra` program (not `main(argv)` called in-process): `args.program`
+    where the command line sets it, else whether the arguments are the process's own."""
+    program = getattr(args, "program", None)
+    if program is not None:
+        return bool(program)
+    return getattr(args, "argv", None) == sys.argv[1:]
+
+
+def _interrupted(args: argparse.Namespace, run_dir: RunDir, finished: int, total: int) -> None:
+    """Ctrl-C: what finished in the phase, where it is kept, and the command that resumes."""
+    argv = getattr(args, "argv", None) or sys.argv[1:]
+    phase = run_dir.path.name
+    print(
+        f"\norchestra: interrupted in phase {phase}: {finished} of its {total} rollout(s) finished, kept in {run_dir.results} "
+        f"(earlier phases are complete); resume with: orchestra {shlex.join(argv)}",
+        file=sys.stderr,
+    )
