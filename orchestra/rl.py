@@ -46,6 +46,8 @@ from orchestra.errors import OrchestraError
 from orchestra.host import Host
 from orchestra.judges import JudgeConfig
 from orchestra.models import ModelConfig, count_usage_locally, import_litellm, parse_tool_call
+from orchestra.preflight import DEFAULT_TIMEOUT
+from orchestra.preflight import preflight as check_batch
 from orchestra.record import RolloutRecord
 from orchestra.rollout import Rollout
 from orchestra.runner import execute_all
@@ -603,6 +605,8 @@ async def rollouts(
     judge_pool: JudgePool | None = None,
     workers: int | None = None,
     ray_address: str | None = None,
+    preflight: bool = True,
+    preflight_timeout: float = DEFAULT_TIMEOUT,
 ) -> AsyncIterator[RolloutRecord]:
     """Run a batch of specs against an OpenAI-compatible server, one record per spec as each finishes.
 
@@ -611,7 +615,12 @@ async def rollouts(
     with models of their own keep them. Runs through the runner's executor seam: `executor`
     `local` (this event loop, `concurrency` rollouts at once), `process` or `ray` (`workers`
     processes or Ray actors, `concurrency` rollouts each; `ray_address` joins a Ray cluster, whose
-    nodes must reach `endpoint`)."""
+    nodes must reach `endpoint`).
+
+    `preflight` (the default) checks the batch first, as `orchestra run` does: an endpoint that
+    refuses the connection or does not list its models within `preflight_timeout` seconds, a
+    scenario file that cannot run, a model that does not resolve — `PreflightError`, one line,
+    before any scenario loads (otherwise every model call of every rollout retries first)."""
     if isinstance(endpoint, ModelConfig):
         target = endpoint
     else:
@@ -620,6 +629,10 @@ async def rollouts(
     for item in specs:
         spec, file = item if isinstance(item, tuple) else (item, None)
         batch.append((_pointed(spec, target, replace_any=model is not None or isinstance(endpoint, ModelConfig)), file))
+    if preflight:
+        host = host or Host.create()
+        checked_host = host
+        await anyio.to_thread.run_sync(lambda: check_batch(batch, checked_host, timeout=preflight_timeout))
     async for record in execute_all(
         batch, host=host, judge_pool=judge_pool, concurrency=concurrency, executor_name=executor, workers=workers, ray_address=ray_address
     ):

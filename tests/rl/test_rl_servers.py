@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import socket
+
 import anyio
 import pytest
 
 from helpers import scenario
+from orchestra.preflight import PreflightError
 from orchestra.rl import EnvConfig, rollouts
 from orchestra_dev.mock_openai import MockServer
 
@@ -27,6 +30,21 @@ def test_batched_rollouts_run_against_an_openai_compatible_server(judge_pool):
     calendar = next(r for r in records if r.scenario_id == "starter_execution_calendar")
     assert calendar.result is not None and calendar.result.reward == 0.0  # three reads, none of the writes: the judge says no
     assert server.requests == sum(r.result.model_calls for r in records)
+
+
+def test_batched_rollouts_against_a_dead_endpoint_fail_at_once_in_one_line(judge_pool):
+    with socket.socket() as s:  # a loopback port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{s.getsockname()[1]}/v1"
+    specs = [EnvConfig(max_steps=3).spec(scenario("starter_search_lookup"))]
+
+    async def go() -> list:
+        return [r async for r in rollouts(specs, dead, model="local", judge_pool=judge_pool)]
+
+    with pytest.raises(PreflightError) as caught:
+        anyio.run(go)
+    message = str(caught.value)
+    assert "\n" not in message and dead in message and "connection refused" in message and "openai/local" in message
 
 
 def test_are_gaia2_over_http_with_verifiers_openai_client(monkeypatch):
