@@ -78,7 +78,7 @@ def header(o: RolloutRecord) -> list[str]:
         )
     elif o.trajectory is not None and o.trajectory.stop_reason:
         lines.append(f"stop {o.trajectory.stop_reason}")
-    lines += ["", "agents:"]
+    lines += ["", "agents:" if o.agents else "agents: none (the rollout ended before any agent ran)"]
     for a in o.agents:
         failed = f"  model errors {a.model_errors}" if a.model_errors else ""
         lines.append(
@@ -96,6 +96,8 @@ def transcript(o: RolloutRecord, *, full: bool = False, prompts: bool = False) -
     if trajectory is not None and trajectory.agents:
         lines += ["", "transcript (simulated seconds since the scenario started):"]
         lines += _Transcript(trajectory, full=full, prompts=prompts).render()
+    elif trajectory is None and o.status == "ERROR" and not o.agents:
+        lines += ["", "(no trajectory: the rollout ended in ERROR before any agent ran)"]
     elif trajectory is None and o.policy != "oracle":
         lines += ["", "(no trajectory in this record: records in results.jsonl leave it out; show reads DIR/rollouts/NAME.json)"]
     delegations = r.delegations if r is not None else (o.partial.delegations if o.partial is not None else [])

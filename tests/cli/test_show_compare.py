@@ -51,3 +51,20 @@ def test_show_prints_the_trajectory_as_a_transcript(tmp_path, capsys, scenario_p
     assert "request 0: 2 new message(s)" in prompts and "request 1: request 0's first 2 message(s), then" in prompts
     assert main(["show", str(out)]) == 2
     assert "is a run folder: give one of its rollouts, DIR/NAME: starter_execution_calendar" in capsys.readouterr().err
+
+
+def test_show_an_error_rollout_says_why_there_is_no_trajectory(tmp_path, capsys, scenario_path):
+    """A rollout that ended in ERROR before any agent ran (a scenario whose oracle calls a tool the
+    app lacks): its error, and no claim that the trajectory was left out of the file show read."""
+    scenario = json.loads(scenario_path("starter_execution_group_chat").read_text())
+    broken = tmp_path / "broken_group_chat.json"
+    broken.write_text(json.dumps(scenario).replace('"send_message_to_user"', '"send_message_to_userX"', 1))
+    out = tmp_path / "out"
+    assert main(["run", "--model", "orchestra/oracle", "--scenarios", str(broken), "--out", str(out), "--no-progress", "--no-preflight"]) == 1  # 1: an ERROR
+    capsys.readouterr()
+    assert main(["show", str(out / "broken_group_chat")]) == 0
+    text = capsys.readouterr().out
+    assert "status: ERROR" in text and "send_message_to_userX" in text
+    assert "agents: none (the rollout ended before any agent ran)" in text
+    assert "(no trajectory: the rollout ended in ERROR before any agent ran)" in text
+    assert "records in results.jsonl leave it out" not in text
