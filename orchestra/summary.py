@@ -194,15 +194,17 @@ def compare(a: list[RolloutRecord], b: list[RolloutRecord], manifest_a: Manifest
         if pa / na != pb / nb:
             flips.append({"scenario": key, "a": f"{pa}/{na}", "b": f"{pb}/{nb}", "direction": "better" if pb / nb > pa / na else "worse"})
     only = {"a": sorted(set(ra) - set(rb)), "b": sorted(set(rb) - set(ra))}
-    return {"policies": {"a": sa.policies, "b": sb.policies}, "capabilities": deltas, "flips": flips, "only_in": only}
+    # ERROR rollouts are left out of the rates: name their scenarios, or a run whose server died looks unchanged
+    errors = {side: sorted({_key(r) for r in records if r.status == "ERROR"}) for side, records in (("a", a), ("b", b))}
+    return {"policies": {"a": sa.policies, "b": sb.policies}, "capabilities": deltas, "flips": flips, "only_in": only, "errors": errors}
 
 
 def format_compare(result: dict[str, Any], name_a: str, name_b: str) -> str:
     lines = [f"A = {name_a} ({', '.join(result['policies']['a'])})", f"B = {name_b} ({', '.join(result['policies']['b'])})", ""]
-    lines.append(f"{'capability':<14} {'A pass@1 %':>10} {'B pass@1 %':>10} {'delta':>7}")
+    lines.append(f"{'capability':<14} {'A pass@1 %':>10} {'B pass@1 %':>10} {'delta':>7} {'A err':>5} {'B err':>5}")
     for d in result["capabilities"]:
         delta = "-" if d["delta"] is None else f"{100 * d['delta']:+.1f}"
-        lines.append(f"{d['capability']:<14} {_pct(d['a']):>10} {_pct(d['b']):>10} {delta:>7}")
+        lines.append(f"{d['capability']:<14} {_pct(d['a']):>10} {_pct(d['b']):>10} {delta:>7} {d['errors_a']:>5} {d['errors_b']:>5}")
     lines.append("")
     if result["flips"]:
         lines.append(f"{len(result['flips'])} scenario(s) changed (passes/runs):")
@@ -212,6 +214,9 @@ def format_compare(result: dict[str, Any], name_a: str, name_b: str) -> str:
     for side in ("a", "b"):
         if result["only_in"][side]:
             lines.append(f"only in {side.upper()}: {', '.join(result['only_in'][side])}")
+    for side in ("a", "b"):
+        if result.get("errors", {}).get(side):
+            lines.append(f"ERROR in {side.upper()} (left out of the rates): {', '.join(result['errors'][side])}")
     return "\n".join(lines)
 
 

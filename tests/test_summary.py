@@ -91,3 +91,14 @@ def test_compare_names_flips_and_deltas():
     deltas = {d["capability"]: d["delta"] for d in result["capabilities"]}
     assert deltas["Time"] == pytest.approx(0.5) and deltas["Search"] == pytest.approx(-1.0) and deltas["all"] == pytest.approx(0.0)
     assert "2 scenario(s) changed" in format_compare(result, "A", "B")
+
+
+def test_compare_names_the_scenarios_whose_rollouts_ended_in_error():
+    """An ERROR is left out of the rates; compare says which scenarios had one, so a run whose model
+    server died does not read as 'no scenario changed' and nothing else."""
+    a = [_record("a", 0, True), _record("b", 0, True)]
+    b = [_record("a", 0, True), _record("b", 0, None)]
+    result = compare(a, b, MANIFEST, MANIFEST)
+    assert result["errors"] == {"a": [], "b": ["b"]} and result["only_in"] == {"a": ["b"], "b": []}
+    text = format_compare(result, "A", "B")
+    assert "ERROR in B (left out of the rates): b" in text and "A err" in text

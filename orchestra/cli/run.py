@@ -34,6 +34,7 @@ from orchestra.cli._output import emit_json, noise_totals, outcome_line, outcome
 from orchestra.cli._trace import add_trace_options
 from orchestra.config import DEFAULT_MAX_STEPS
 from orchestra.errors import OrchestraError
+from orchestra.executors import abandon_workers
 from orchestra.host import Host
 from orchestra.models import ModelConfig
 from orchestra.preflight import DEFAULT_TIMEOUT, preflight
@@ -194,6 +195,7 @@ def _run_batch(args: argparse.Namespace, specs: list[_Spec], host: Host, team_ya
         with contextlib.suppress(Exception):
             display.__exit__(None, None, None)
         _stopped(args, earlier + outcomes, len(specs), run_dir, why="interrupted")
+        abandon_workers()  # `os._exit` skips the executor's clean-up: no worker process or private Ray cluster outlives the run
         if tracing is not None:
             tracing.shutdown()
         sys.stdout.flush()

@@ -82,7 +82,7 @@ def header(o: RolloutRecord) -> list[str]:
         n = r.noise
         lines.append(f"{noise_text(n)} of {n.env_events_scheduled} scheduled  renamed={n.renamed_tools}")
         lines += [f"  {f.sim_seconds:8.1f}  FAILED {f.tool} (noise: {f.agent}'s call #{f.call_index})" for f in n.failed_calls]
-    lines += ["", "agents:"]
+    lines += ["", "agents:" if o.agents else "agents: none (the rollout ended before any agent ran)"]
     for a in o.agents:
         failed = f"  model errors {a.model_errors}" if a.model_errors else ""
         lines.append(
@@ -100,6 +100,8 @@ def transcript(o: RolloutRecord, *, full: bool = False, prompts: bool = False) -
     if trajectory is not None and trajectory.agents:
         lines += ["", "transcript (simulated seconds since the scenario started):"]
         lines += _Transcript(trajectory, full=full, prompts=prompts).render()
+    elif trajectory is None and o.status == "ERROR" and not o.agents:
+        lines += ["", "(no trajectory: the rollout ended in ERROR before any agent ran)"]
     elif trajectory is None and o.policy != "oracle":
         lines += ["", "(no trajectory in this record: records in results.jsonl leave it out; show reads DIR/rollouts/NAME.json)"]
     delegations = r.delegations if r is not None else (o.partial.delegations if o.partial is not None else [])

@@ -17,4 +17,22 @@ logs, verdicts and records are therefore identical to `local`'s (tested on the w
 
 from __future__ import annotations
 
-__all__: list[str] = []
+import multiprocessing
+import sys
+
+__all__ = ["abandon_workers"]
+
+#: The name every worker process of the `process` executor starts with (`process._Worker`).
+WORKER_NAME_PREFIX = "orchestra-worker-"
+
+
+def abandon_workers() -> None:
+    """The command is about to end its process at once (Ctrl-C, `os._exit`), skipping the executors'
+    own clean-up: kill the worker processes this process started and stop the private Ray cluster
+    it started (or leave a joined one), so nothing it started outlives it. A no-op when none runs."""
+    for child in multiprocessing.active_children():
+        if child.name.startswith(WORKER_NAME_PREFIX):
+            child.kill()
+    ray = sys.modules.get("ray")  # imported only by `--executor ray`: never import it here
+    if ray is not None and ray.is_initialized():
+        ray.shutdown()  # a private cluster stops (its raylet, GCS and agents); a joined one stays up

@@ -29,6 +29,7 @@ import anyio.to_thread
 
 from orchestra.are.judge_pool import JudgePool
 from orchestra.errors import OrchestraError
+from orchestra.executors import WORKER_NAME_PREFIX
 from orchestra.executors.pool import Batch, dispatch
 from orchestra.executors.worker import HostRecipe, Task, WorkerError, run_task
 from orchestra.host import Host
@@ -128,7 +129,7 @@ class _Worker:
     async def _start_once(self) -> None:
         ctx = multiprocessing.get_context("spawn")
         parent, child = ctx.Pipe()
-        process = ctx.Process(target=_child_main, args=(child, self.recipe, self.concurrency), name=f"orchestra-worker-{self.index}", daemon=True)
+        process = ctx.Process(target=_child_main, args=(child, self.recipe, self.concurrency), name=f"{WORKER_NAME_PREFIX}{self.index}", daemon=True)
         process.start()
         child.close()  # the caller keeps one end only, so the worker's death reads as EOF
         try:

@@ -103,3 +103,60 @@ def test_ctrl_c_stops_a_rollout_stuck_in_synchronous_work_and_keeps_what_finishe
     assert "2 of 3 rollout(s) finished before; running 1" in capsys.readouterr().err
     records = read_results(out)
     assert len(records) == 3 and all(r.status == "PASS" for r in records)
+
+
+def _children(pid: int) -> set[int]:
+    """The processes whose parent is `pid` (from /proc: Linux)."""
+    found = set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            found.add(int(stat.parent.name))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc")
+def test_ctrl_c_with_worker_processes_leaves_no_worker_running_and_resumes(blocking_team, tmp_path, scenario_path, capsys):
+    """Ctrl-C ends the process at once (`os._exit`): the worker stuck in the rollout in flight must
+    not outlive it (it used to run on, orphaned, until its rollout ended: here an hour)."""
+    out = tmp_path / "run"
+    scenarios = [str(scenario_path(s)) for s in SCENARIOS]
+    mark = tmp_path / "blocked.mark"
+    env = {**os.environ, "BLOCKER_MARK": str(mark), "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
+    argv = [*_argv(blocking_team, scenarios, out), "--executor", "process", "--workers", "1"]
+    proc = subprocess.Popen([sys.executable, "-m", "orchestra.cli", *argv], cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    workers: set[int] = set()
+    try:
+        deadline = time.monotonic() + 300
+        while not mark.exists():
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline, "the third rollout never started"
+            time.sleep(0.05)
+        workers = {pid for pid in _children(proc.pid) if "spawn_main" in Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")}
+        assert workers, "no worker process found"
+        proc.send_signal(signal.SIGINT)
+        stdout, stderr = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+        left = [pid for pid in workers if _alive(pid)]
+        for pid in left:
+            os.kill(pid, signal.SIGKILL)
+    assert proc.returncode == 130, stderr
+    assert not left, f"worker process(es) {left} still running after the command ended"
+    assert len((out / "results.jsonl").read_text().splitlines()) == 2
+    assert main(argv) == 0  # resumes: only the third rollout runs (no blocking in this process)
+    assert "2 of 3 rollout(s) finished before; running 1" in capsys.readouterr().err
+    assert [r.status for r in read_results(out)] == ["PASS"] * 3

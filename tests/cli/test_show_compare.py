@@ -78,3 +78,20 @@ def test_show_says_which_noise_ran_and_which_calls_it_failed():
     text = transcript(RolloutRecord(scenario_id="a", source="a.json", policy="p", sample_index=0, spec=spec, result=result))
     assert "noise: failures=1/5 (Messages__send_message) env_events=3 of 12 scheduled  renamed=41" in text
     assert "   243.7  FAILED Messages__send_message (noise: main's call #3)" in text
+
+
+def test_show_an_error_rollout_says_why_there_is_no_trajectory(tmp_path, capsys, scenario_path):
+    """A rollout that ended in ERROR before any agent ran (a scenario whose oracle calls a tool the
+    app lacks): its error, and no claim that the trajectory was left out of the file show read."""
+    scenario = json.loads(scenario_path("starter_execution_group_chat").read_text())
+    broken = tmp_path / "broken_group_chat.json"
+    broken.write_text(json.dumps(scenario).replace('"send_message_to_user"', '"send_message_to_userX"', 1))
+    out = tmp_path / "out"
+    assert main(["run", "--model", "orchestra/oracle", "--scenarios", str(broken), "--out", str(out), "--no-progress", "--no-preflight"]) == 1  # 1: an ERROR
+    capsys.readouterr()
+    assert main(["show", str(out / "broken_group_chat")]) == 0
+    text = capsys.readouterr().out
+    assert "status: ERROR" in text and "send_message_to_userX" in text
+    assert "agents: none (the rollout ended before any agent ran)" in text
+    assert "(no trajectory: the rollout ended in ERROR before any agent ran)" in text
+    assert "records in results.jsonl leave it out" not in text
