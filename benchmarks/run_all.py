@@ -270,9 +270,19 @@ def fig_concurrency(args: argparse.Namespace) -> dict[str, Any]:
                 pass
 
         anyio.run(warm_up)
+        # What a judge costs: one built from scratch (what every concurrent rollout paid before judges
+        # were cloned) against one cloned from the pool's first, measured in the same run.
+        c0 = time.process_time()
+        JudgePool(clone=lambda judge: None).warm()
+        build_cpu = time.process_time() - c0
+        c0 = time.process_time()
+        pool.warm()  # the warm-up built the pool's first judge: this one is its clone
+        clone_cpu = time.process_time() - c0
         for n in levels:
-            while pool.builds < n:  # judges are built once per process (seconds each); not a rollout's cost
+            c0 = time.process_time()
+            while pool.builds < n:  # the level's judges: the first was built, the others are clones
                 pool.warm()
+            judges_cpu = time.process_time() - c0
             specs = [config.spec(str(path), sample_index=i) for i in range(n)]
             rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 
@@ -298,9 +308,18 @@ def fig_concurrency(args: argparse.Namespace) -> dict[str, Any]:
                     "ideal_rollouts_per_s": len(records) / ideal if ideal else None,
                     "env_share": max(0.0, (wall - ideal) / wall),
                     "peak_rss_growth_mb_per_rollout": max(0, rss1 - rss0) / 1024 / n,
+                    "judges_cpu_s": judges_cpu,
+                    "cpu_s": time.process_time() - c0 - judges_cpu,
                 }
             )
-    return {"scenario": str(path.relative_to(REPO)), "latency_s": latency, "model_steps": steps, "levels": rows}
+    return {
+        "scenario": str(path.relative_to(REPO)),
+        "latency_s": latency,
+        "model_steps": steps,
+        "judge_build_cpu_s": build_cpu,
+        "judge_clone_cpu_s": clone_cpu,
+        "levels": rows,
+    }
 
 
 def fig_startup(args: argparse.Namespace) -> dict[str, Any]:
@@ -355,6 +374,15 @@ def table(results: dict[str, Any]) -> list[tuple[str, str, str, str, str]]:
         )
     if "concurrency" in results:
         r = results["concurrency"]
+        out.append(
+            (
+                "one more judge for a concurrent rollout",
+                f"cloned: cpu {r['judge_clone_cpu_s'] * 1000:.2f} ms",
+                f"built: cpu {r['judge_build_cpu_s']:.2f} s",
+                f"{r['judge_build_cpu_s'] / max(r['judge_clone_cpu_s'], 1e-6):.0f}x cheaper",
+                "-",
+            )
+        )
         for row in r["levels"]:
             out.append(
                 (

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -155,6 +156,57 @@ def warn_if_file_contents_unavailable(scenario: Any) -> bool:
     return True
 
 
+def _file_system_apps(scenario: Any) -> list[Any]:
+    """The apps whose state is a directory tree on disk (ARE's `Files`: `SandboxLocalFileSystem`,
+    or `VirtualFileSystem` around one): reloading one is most of a preprocessing's CPU."""
+    from are.simulation.apps.sandbox_file_system import SandboxLocalFileSystem
+    from are.simulation.apps.virtual_file_system import VirtualFileSystem
+
+    return [app for app in scenario.apps or [] if isinstance(app, SandboxLocalFileSystem | VirtualFileSystem)]
+
+
+def _tree_fingerprint(root: str) -> tuple[tuple[str, str, int, int, int, int], ...]:
+    """Every entry under `root` in listing order, with its mode, size, mtime and inode: equal
+    fingerprints mean nothing under `root` was created, removed, renamed or written."""
+    st = os.lstat(root)
+    entries = [(root, "", st.st_mode, st.st_size, st.st_mtime_ns, st.st_ino)]
+    for folder, dirs, files in os.walk(root):
+        for name in (*dirs, *files):
+            st = os.lstat(os.path.join(folder, name))
+            entries.append((folder, name, st.st_mode, st.st_size, st.st_mtime_ns, st.st_ino))
+    return tuple(entries)
+
+
+def soft_reset_keeping(scenario: Any, untouched: set[str]) -> None:
+    """ARE's `Scenario.soft_reset()` (are/simulation/scenarios/scenario.py:181-204), step for
+    step, except that the file-system apps named in `untouched` are neither reset nor reloaded.
+
+    For the Files app ARE's `reset()` makes a new, empty sandbox folder (the old one is removed
+    with `rm -r` when collected) and `load_state` writes the universe's tree into it again: an
+    `open(O_CREAT)` per file, ~0.7 s of CPU on a 2.6 MB universe. When the oracle run left the
+    folder exactly as the load made it (same entries, sizes, mtimes, inodes: `_tree_fingerprint`),
+    that would write the same tree, so the app keeps its folder. Everything else of ARE's reset
+    still happens to it: its failure probability (which rebuilds its tool registry), the
+    augmentation configs, its seed (and `reseed_apps` after this, as for every app)."""
+    initial = getattr(scenario, "_initial_apps", None)
+    for app in scenario.apps or []:
+        failure_probability = app.failure_probability
+        if app.name not in untouched:
+            name = app.name
+            app.reset()
+            app.name = name
+            if initial and app.name in initial:
+                app.load_state(json.loads(initial[app.name]["serialized_state"]))
+        if failure_probability is not None:
+            app.set_failure_probability(failure_probability)
+    scenario.apply_augmentation_configs()
+    for event in scenario.events or []:
+        if event.event_relative_time is not None:
+            event.event_time = None
+    for app in scenario.apps or []:
+        app.set_seed(scenario.seed)
+
+
 def scenario_duration_cap(scenario: Any) -> int:
     """ARE's benchmark caps: 420 s for Time-tagged scenarios, 1800 s otherwise."""
     from are.simulation.types import CapabilityTag
@@ -240,6 +292,7 @@ def prepare_for_rollout(
     if judge is None:
         raise ValueError("a judge is required")
 
+    file_trees = {app.name: (app, _tree_fingerprint(app.tmpdir)) for app in _file_system_apps(scenario)}
     oracle_env = DrivenEnvironment(scenario, oracle_mode=True)
     oracle_env.start()
     oracle_env.run_oracle()
@@ -257,7 +310,8 @@ def prepare_for_rollout(
             f"oracle action(s) {missed} did not happen within the scenario duration ({scenario.duration} s); "
             "the judge would expect nothing of them — raise the duration",
         )
-    scenario.soft_reset()
+    untouched = {name for name, (app, tree) in file_trees.items() if _tree_fingerprint(app.tmpdir) == tree}
+    soft_reset_keeping(scenario, untouched)
     reseed_apps(scenario)
     scenario.oracle_run_event_log = oracle_log
     scenario.judge = judge

@@ -35,3 +35,12 @@ def test_the_table_has_a_row_per_figure_with_its_baseline_and_target():
     rows = run_all.table(results)
     assert [r[0] for r in rows] == ["replay 51 scenarios, judged (whole process)", "orchestra --help"]
     assert rows[0][3] == "cpu 0.50x, wall 0.80x" and rows[0][4] == "<= 0.5x" and rows[1][4] == "<= 1 s"
+
+
+def test_the_concurrency_rows_show_a_judge_built_against_a_judge_cloned():
+    run_all = load_run_all()
+    level = {"concurrency": 64, "rollouts_per_s": 2.8, "peak_rss_growth_mb_per_rollout": 0.8, "errors": 0, "ideal_rollouts_per_s": 32.0, "env_share": 0.91}
+    results = {"concurrency": {"latency_s": 0.5, "judge_build_cpu_s": 4.0, "judge_clone_cpu_s": 0.001, "levels": [level]}}
+    rows = run_all.table(results)
+    assert rows[0] == ("one more judge for a concurrent rollout", "cloned: cpu 1.00 ms", "built: cpu 4.00 s", "4000x cheaper", "-")
+    assert rows[1][0] == "64 concurrent rollouts, mock model 500 ms/call" and rows[1][3] == "env share 91.0 %"
