@@ -18,7 +18,7 @@ SUBSET = [p for p in STARTER if p.stem in ("starter_execution_calendar", "starte
 
 def line(record: RolloutRecord) -> str:
     """A record as results.jsonl writes it."""
-    return json.dumps(record.model_dump(mode="json"), sort_keys=True, separators=(",", ":"), default=str)
+    return json.dumps(record.compact(), sort_keys=True, separators=(",", ":"), default=str)
 
 
 def oracle_team_batch(sources: list[str]) -> list:

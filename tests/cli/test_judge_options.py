@@ -15,7 +15,7 @@ def test_replay_strict_rejects_a_wrong_answer_and_names_the_judge(capsys, scenar
     assert main(["replay", path, "--judge", "strict", "--perturb", "wrong_answer", "--out", str(tmp_path)]) == 0
     line = capsys.readouterr().out
     assert "[wrong_answer]" in line and "FAIL" in line and "judge=strict" in line
-    judged = json.loads((tmp_path / "starter_search_lookup.wrong_answer.judge.json").read_text())
+    judged = json.loads((tmp_path / "rollouts" / "starter_search_lookup.wrong_answer.json").read_text())["result"]  # a run folder
     assert judged["judge"] == "strict" and judged["judge_checks"][0]["missing"]
 
 
@@ -122,7 +122,8 @@ def test_a_judge_model_that_cannot_be_reached_is_an_error_not_a_failed_rollout(c
     code = main(argv)
     rec = json.loads(capsys.readouterr().out)
     assert code == 1 and rec["status"] == "ERROR" and "judge" in rec["error"] and "no-such-script.json" in rec["error"]
-    assert rec["event_log_sha256"] and (tmp_path / "out" / "starter_search_lookup.wrong_answer.events.json").exists()
+    kept = json.loads((tmp_path / "out" / "rollouts" / "starter_search_lookup.wrong_answer.json").read_text())
+    assert rec["event_log_sha256"] and kept["error"] == rec["error"] and kept["partial"]["event_log"]  # the run folder keeps the event log
 
 
 def test_an_unknown_judge_fails_once_before_any_scenario_loads(capsys, scenario_path):
