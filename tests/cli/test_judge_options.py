@@ -123,7 +123,7 @@ def test_a_judge_model_that_cannot_be_reached_is_an_error_not_a_failed_rollout(c
     rec = json.loads(capsys.readouterr().out)
     assert code == 1 and rec["status"] == "ERROR" and "judge" in rec["error"] and "no-such-script.json" in rec["error"]
     kept = json.loads((tmp_path / "out" / "rollouts" / "starter_search_lookup.wrong_answer.json").read_text())
-    assert rec["event_log_sha256"] and kept["error"] == rec["error"] and kept["partial"]["event_log"]  # the run folder keeps the event log
+    assert rec["event_log_sha256"] and kept["error"] == rec["error"] and (kept["result"] or kept["partial"])["event_log"]  # the run folder keeps the event log
 
 
 def test_an_unknown_judge_fails_once_before_any_scenario_loads(capsys, scenario_path):
