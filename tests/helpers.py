@@ -3,6 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +20,7 @@ from orchestra.host import Host
 from orchestra.models import ModelConfig
 from orchestra.record import RolloutResult
 from orchestra.rollout import AgentConfig, Rollout, RolloutSpec, execute
-from orchestra.scenario_files import read_scenario_file
+from orchestra.scenario_files import bundled_root, read_scenario_file
 
 REPO = Path(__file__).resolve().parents[1]
 SCENARIOS = REPO / "scenarios"
@@ -25,6 +32,26 @@ def scenario(name: str) -> Path:
     matches = [p for p in STARTER if p.stem == name]
     assert matches, f"bundled scenario {name} not found under {SCENARIOS}"
     return matches[0]
+
+
+#: A Gaia2 folder in ARE's layout with one bundled starter per config (`gaia2_folder`).
+GAIA2_STARTERS = {
+    "execution": "execution/validation/starter_execution_calendar.json",
+    "search": "search/validation/starter_search_lookup.json",
+    "adaptability": "adaptability/validation/starter_adaptability_reply.json",
+    "time": "time/validation/starter_time_deadline.json",
+    "ambiguity": "ambiguity/validation/starter_ambiguity_clarify.json",
+    "mini": "execution/validation/starter_multiturn_followup.json",
+}
+
+
+def gaia2_folder(root: Path) -> Path:
+    """`root` made a Gaia2 folder in ARE's layout (`<config>/validation/*.json`): `GAIA2_STARTERS`."""
+    for config, rel in GAIA2_STARTERS.items():
+        target = root / config / "validation" / Path(rel).name
+        target.parent.mkdir(parents=True)
+        shutil.copy(bundled_root() / rel, target)
+    return root
 
 
 def open_rollout(
@@ -79,3 +106,71 @@ def run_agent_on(
         return record.result
 
     return anyio.run(go)
+
+
+BLOCKER = '''
+"""Test plugin: once AFTER rollout(s) closed, the next agent step blocks in synchronous code for an hour."""
+import os
+import time
+from pathlib import Path
+
+from orchestra.hookspecs import hookimpl
+
+closed = 0
+
+
+@hookimpl
+def rollout_closed(rollout):
+    global closed
+    closed += 1
+
+
+@hookimpl
+def pre_step(agent):
+    mark = os.environ.get("BLOCKER_MARK")
+    if mark and closed >= AFTER:
+        Path(mark).write_text("blocked")
+        time.sleep(3600)
+    return None
+'''
+
+
+def blocking_team(tmp_path: Path, *, plugin: str, after: int) -> Path:
+    """A one-agent oracle team whose plugin `plugin` (written into `tmp_path`, which the caller puts on
+    sys.path) blocks the first agent step after `after` rollouts closed, in a process that sets
+    BLOCKER_MARK (`interrupt_when_blocked`); in-process runs (no BLOCKER_MARK) never block."""
+    (tmp_path / f"{plugin}.py").write_text(BLOCKER.replace("AFTER", str(after)))
+    team = tmp_path / "blocked.yaml"
+    team.write_text(f"name: blocked\nmain:\n  scaffold: tool_calling\n  model: orchestra/oracle\nplugins: [{plugin}]\n")
+    return team
+
+
+def interrupt_when_blocked(
+    argv: list[str],
+    tmp_path: Path,
+    *,
+    ready: Callable[[], bool] = lambda: True,
+    wait_s: float = 300,
+    on_blocked: Callable[[subprocess.Popen[str]], None] = lambda proc: None,
+) -> subprocess.CompletedProcess[str]:
+    """`orchestra ARGV` as the program, with `blocking_team`'s plugin importable from `tmp_path`:
+    once a rollout is blocked (and `ready()`), `on_blocked(proc)`, then SIGINT; the finished process.
+    Ctrl-C that waits for the blocked rollout never ends: the limit only keeps a broken run from
+    hanging the suite (measured: the process is gone about 0.2-0.5 s after the signal)."""
+    mark = tmp_path / "blocked.mark"
+    env = {**os.environ, "BLOCKER_MARK": str(mark), "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.Popen([sys.executable, "-m", "orchestra.cli", *argv], cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + wait_s
+        while not (mark.exists() and ready()):
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline, "the blocked rollout never started"
+            time.sleep(0.05)
+        on_blocked(proc)
+        proc.send_signal(signal.SIGINT)
+        stdout, stderr = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    return subprocess.CompletedProcess(argv, proc.returncode, stdout, stderr)

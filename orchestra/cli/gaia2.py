@@ -4,22 +4,20 @@ noise phases, ARE's submission layout, the seven-column table (`orchestra.gaia2`
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
-import logging
-import os
 import shlex
-import signal
 import sys
-import threading
-import warnings
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 import anyio
+import anyio.abc
 
+from orchestra.cli import INTERRUPTED
+from orchestra.cli._interrupt import Interrupt
 from orchestra.cli._options import add_session_options, positive_int, session_config
 from orchestra.cli._output import emit_json, outcome_line, outcome_record
+from orchestra.cli._team import team_from_args
 from orchestra.config import DEFAULT_MAX_STEPS
 from orchestra.errors import OrchestraError
 from orchestra.host import Host
@@ -32,13 +30,10 @@ from orchestra.runner import execute_all, specs_for
 from orchestra.scenario_files import ScenarioFile
 from orchestra.spec import AgentConfig, RolloutSpec
 from orchestra.teams.config import TeamConfig
-from orchestra.teams.loading import read_team, team_path, with_judge_key
-from orchestra.tracing import active as active_tracing
+from orchestra.teams.loading import with_judge_key
 
 DEFAULT_OUT = Path("gaia2_results")
 TABLE = "gaia2_table.json"
-#: The exit status of an interrupted run (128 + SIGINT, as a shell reports it).
-INTERRUPTED = 130
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -128,25 +123,11 @@ def _policy(args: argparse.Namespace, writer: object) -> tuple[TeamConfig | None
     if args.team is not None:
         if args.max_steps is not None:
             raise OrchestraError("--max-steps: not with --team (set max_steps in the team file)")
-        if (args.endpoint or args.api_key) and not args.model:
-            raise OrchestraError("--endpoint / --api-key with --team need --model (they replace every agent's model)")
-        hosts: list[Host] = []
-
-        def host_for(plugins: Any) -> Host:
-            hosts.append(Host.create([*plugins, writer]))
-            return hosts[-1]
-
-        team_file = read_team(team_path(args.team), host=host_for)
-        for warning in team_file.warnings:
-            print(f"orchestra: warning: {warning}", file=sys.stderr)
-        model = ModelConfig(model=args.model, endpoint=args.endpoint, api_key=args.api_key) if args.model else None
-        if args.scaffold:
-            hosts[-1].scaffold(args.scaffold)
-        team = team_file.config.with_overrides(model=model, scaffold=args.scaffold)
+        team_file, host, team = team_from_args(args, plugins=[writer])
         base = session_config(args, team.session)
         team = team.model_copy(update={"session": base})
         team_file.require_secrets(team)
-        return team, None, hosts[-1], base
+        return team, None, host, base
     if args.model is None:
         raise OrchestraError("give --team FILE, or --model (and --scaffold) for one agent")
     host = Host.create([writer])
@@ -229,81 +210,24 @@ def _run(args: argparse.Namespace, host: Host, todo: list[Any], run_dir: RunDir,
     flight are abandoned; the same command reruns only those. Called in-process (`main(argv)`),
     the rollouts are cancelled at their next await and this returns."""
     done: list[RolloutRecord] = []
-    interrupted = False
-    keeping = False  # a finished rollout is being written: Ctrl-C waits for it (`pending`)
-    pending = False
-    tracing = active_tracing()
     display = display_for(
         json_rows=args.json, line=outcome_line, emit=lambda o: emit_json(outcome_record(o)), total=total, done=earlier, rich=False if args.no_progress else None
     )
-
-    def stop_now() -> NoReturn:
-        with contextlib.suppress(Exception):
-            display.__exit__(None, None, None)
-        _interrupted(args, run_dir, len(earlier) + len(done), total)
-        if tracing is not None:
-            tracing.shutdown()
-        sys.stdout.flush()
-        sys.stderr.flush()
-        logging.shutdown()
-        os._exit(INTERRUPTED)
-
-    def on_signal(signum: int, frame: object) -> None:
-        nonlocal pending
-        if keeping:
-            pending = True  # never in the middle of keeping a finished rollout
-            return
-        stop_now()
+    ctrl_c = Interrupt(args, display=display, last_words=lambda: _interrupted(args, run_dir, len(earlier) + len(done), total))
 
     def keep(o: RolloutRecord) -> None:
-        nonlocal keeping
-        keeping = True
-        try:
+        with ctrl_c.keeping():
             run_dir.append(o)
             done.append(o)
-        finally:
-            keeping = False
-        if pending:
-            stop_now()
 
-    async def main() -> None:
-        nonlocal interrupted
-        async with anyio.create_task_group() as tg:
+    async def rollouts(tg: anyio.abc.TaskGroup) -> None:
+        with display:
+            async for o in execute_all(todo, host=host, concurrency=args.concurrency):
+                keep(o)
+                display.add(o)
 
-            async def on_signal_in_loop() -> None:
-                nonlocal interrupted
-                with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-                    async for _ in signals:
-                        interrupted = True
-                        warnings.filterwarnings("ignore", message="coroutine .* was never awaited", category=RuntimeWarning)
-                        tg.cancel_scope.cancel()
-                        return
-
-            if not program:
-                tg.start_soon(on_signal_in_loop)
-            with display:
-                async for o in execute_all(todo, host=host, concurrency=args.concurrency):
-                    keep(o)
-                    display.add(o)
-            tg.cancel_scope.cancel()
-
-    program = _as_program(args) and threading.current_thread() is threading.main_thread()
-    previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)} if program else {}
-    try:
-        anyio.run(main)
-    finally:
-        for s, handler in previous.items():
-            signal.signal(s, handler)
-    return done, interrupted
-
-
-def _as_program(args: argparse.Namespace) -> bool:
-    """Whether this is the `orchestra` program (not `main(argv)` called in-process): `args.program`
-    where the command line sets it, else whether the arguments are the process's own."""
-    program = getattr(args, "program", None)
-    if program is not None:
-        return bool(program)
-    return getattr(args, "argv", None) == sys.argv[1:]
+    ctrl_c.run(rollouts)
+    return done, ctrl_c.interrupted
 
 
 def _interrupted(args: argparse.Namespace, run_dir: RunDir, finished: int, total: int) -> None:

@@ -3,20 +3,16 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
-import os
 import shlex
-import signal
 import sys
-import threading
-import warnings
-from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 import anyio
+import anyio.abc
 
 from orchestra.cli import INTERRUPTED
+from orchestra.cli._interrupt import Interrupt
 from orchestra.cli._options import (
     SOURCE_HELP,
     add_executor_options,
@@ -31,10 +27,10 @@ from orchestra.cli._options import (
     session_config,
 )
 from orchestra.cli._output import emit_json, noise_totals, outcome_line, outcome_record
+from orchestra.cli._team import team_from_args
 from orchestra.cli._trace import add_trace_options
 from orchestra.config import DEFAULT_MAX_STEPS
 from orchestra.errors import OrchestraError
-from orchestra.executors import abandon_workers
 from orchestra.host import Host
 from orchestra.models import ModelConfig
 from orchestra.preflight import DEFAULT_TIMEOUT, preflight
@@ -46,8 +42,7 @@ from orchestra.scenario_files import ScenarioFile, resolve
 from orchestra.spec import AgentConfig, RolloutSpec
 from orchestra.summary import format_summary, summarize
 from orchestra.teams.config import TeamConfig
-from orchestra.teams.loading import TeamFile, read_team, redacted, team_path, with_judge_key
-from orchestra.tracing import active as active_tracing
+from orchestra.teams.loading import TeamFile, redacted, with_judge_key
 
 _Spec = tuple[RolloutSpec, ScenarioFile]
 
@@ -173,11 +168,7 @@ def _run_batch(args: argparse.Namespace, specs: list[_Spec], host: Host, team_ya
         retried = f", {run_dir.retried} ERROR rollout(s) run again" if run_dir.retried else ""
         print(f"orchestra: resuming {args.out}: {len(earlier)} of {len(specs)} rollout(s) finished before{retried}; running {len(todo)}", file=sys.stderr)
     outcomes: list[RolloutRecord] = []
-    interrupted = False
     stopped: str | None = None  # why the run stopped before its end (consecutive errors)
-    keeping = False  # a finished rollout is being written: Ctrl-C waits for it (`pending`)
-    pending = False
-    tracing = active_tracing()
     display = display_for(
         json_rows=args.json,
         line=outcome_line,
@@ -186,78 +177,28 @@ def _run_batch(args: argparse.Namespace, specs: list[_Spec], host: Host, team_ya
         done=earlier,
         rich=False if args.no_progress else None,
     )
-
-    def stop_now() -> NoReturn:
-        """Ctrl-C (the program): end the process now, even inside a rollout's synchronous work (a
-        scenario loading, the judge) that an event-loop signal receiver would first wait for. What
-        finished is on disk (each record is written and synced before the next); the rollouts in
-        flight are abandoned; the trace is flushed."""
-        with contextlib.suppress(Exception):
-            display.__exit__(None, None, None)
-        _stopped(args, earlier + outcomes, len(specs), run_dir, why="interrupted")
-        abandon_workers()  # `os._exit` skips the executor's clean-up: no worker process or private Ray cluster outlives the run
-        if tracing is not None:
-            tracing.shutdown()
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(INTERRUPTED)
-
-    def on_signal(signum: int, frame: object) -> None:
-        nonlocal pending
-        if keeping:
-            pending = True  # never in the middle of keeping a finished rollout
-            return
-        stop_now()
+    ctrl_c = Interrupt(args, display=display, last_words=lambda: _stopped(args, earlier + outcomes, len(specs), run_dir, why="interrupted"))
 
     def keep(o: RolloutRecord) -> None:
-        nonlocal keeping
-        keeping = True
-        try:
+        with ctrl_c.keeping():
             if run_dir is not None:
                 run_dir.keep(o)  # rollouts/NAME.json with the trajectory, then its line in results.jsonl
             outcomes.append(o.model_copy(update={"trajectory": None}))  # on the disk; the summary needs none
-        finally:
-            keeping = False
-        if pending:
-            stop_now()
 
-    async def main() -> None:
-        nonlocal interrupted, stopped
-        async with anyio.create_task_group() as tg:
+    async def rollouts(tg: anyio.abc.TaskGroup) -> None:
+        nonlocal stopped
+        streak = 0
+        with display:
+            async for o in execute_all(todo, host=host, concurrency=args.concurrency, **executor_kwargs(args)):
+                keep(o)
+                display.add(o)
+                streak = streak + 1 if o.status == "ERROR" else 0
+                if args.max_consecutive_errors and streak >= args.max_consecutive_errors:
+                    stopped = f"{streak} rollouts in a row ended in ERROR (--max-consecutive-errors {args.max_consecutive_errors}); the last: {o.error}"
+                    tg.cancel_scope.cancel()  # the rollouts in flight are abandoned, as on Ctrl-C
 
-            async def on_signal_in_loop() -> None:  # called in-process (`main(argv)`): stop at the next await
-                nonlocal interrupted
-                with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-                    async for _ in signals:
-                        interrupted = True
-                        # The calls in flight are abandoned on purpose: litellm's executor thread may
-                        # have made a provider coroutine the cancelled task never awaits.
-                        warnings.filterwarnings("ignore", message="coroutine .* was never awaited", category=RuntimeWarning)
-                        tg.cancel_scope.cancel()
-                        return
-
-            if not program:
-                tg.start_soon(on_signal_in_loop)
-            streak = 0
-            with display:
-                async for o in execute_all(todo, host=host, concurrency=args.concurrency, **executor_kwargs(args)):
-                    keep(o)
-                    display.add(o)
-                    streak = streak + 1 if o.status == "ERROR" else 0
-                    if args.max_consecutive_errors and streak >= args.max_consecutive_errors:
-                        stopped = f"{streak} rollouts in a row ended in ERROR (--max-consecutive-errors {args.max_consecutive_errors}); the last: {o.error}"
-                        tg.cancel_scope.cancel()  # the rollouts in flight are abandoned, as on Ctrl-C
-            tg.cancel_scope.cancel()  # the signal receiver
-
-    # Run as the program, Ctrl-C ends the process at once (`stop_now`); called in-process, the
-    # rollouts are cancelled at their next await and this returns.
-    program = bool(getattr(args, "program", False)) and threading.current_thread() is threading.main_thread()
-    previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)} if program else {}
-    try:
-        anyio.run(main)
-    finally:
-        for s, handler in previous.items():
-            signal.signal(s, handler)
+    ctrl_c.run(rollouts)
+    interrupted = ctrl_c.interrupted
     everything = earlier + outcomes
     if interrupted or stopped is not None:
         _stopped(args, everything, len(specs), run_dir, why=stopped or "interrupted")
@@ -330,18 +271,4 @@ def _team(args: argparse.Namespace) -> tuple[TeamFile, Host, TeamConfig]:
     agent_only = [flag for dest, flag in AGENT_ONLY.items() if getattr(args, dest) is not None]
     if agent_only:
         raise OrchestraError(f"{' / '.join(agent_only)}: not with --team (set it in the team file: max_steps, scaffold_options, model)")
-    if (args.endpoint or args.api_key) and not args.model:
-        raise OrchestraError("--endpoint / --api-key with --team need --model (they replace every agent's model)")
-    hosts: list[Host] = []
-
-    def host_for(plugins: Sequence[object]) -> Host:  # the host the team is checked against is the one it runs on
-        hosts.append(Host.create(plugins))
-        return hosts[-1]
-
-    team_file = read_team(team_path(args.team), host=host_for)
-    for warning in team_file.warnings:
-        print(f"orchestra: warning: {warning}", file=sys.stderr)
-    model = ModelConfig(model=args.model, endpoint=args.endpoint, api_key=args.api_key) if args.model else None
-    if args.scaffold:
-        hosts[-1].scaffold(args.scaffold)  # fail early on an unknown scaffold
-    return team_file, hosts[-1], team_file.config.with_overrides(model=model, scaffold=args.scaffold)
+    return team_from_args(args)

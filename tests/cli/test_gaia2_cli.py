@@ -6,35 +6,21 @@ is `slow`."""
 from __future__ import annotations
 
 import json
-import shutil
 import time
 from pathlib import Path
 
 import pytest
 
+from helpers import gaia2_folder as make_gaia2_folder
 from orchestra.cli import main
-from orchestra.scenario_files import bundled_root
 
-STARTERS = {
-    "execution": "execution/validation/starter_execution_calendar.json",
-    "search": "search/validation/starter_search_lookup.json",
-    "adaptability": "adaptability/validation/starter_adaptability_reply.json",
-    "time": "time/validation/starter_time_deadline.json",
-    "ambiguity": "ambiguity/validation/starter_ambiguity_clarify.json",
-    "mini": "execution/validation/starter_multiturn_followup.json",
-}
 COLUMNS = ["Execution", "Search", "Adaptability", "Time", "Ambiguity", "Agent2Agent", "Noise"]
 
 
 @pytest.fixture(scope="module")
 def gaia2_folder(tmp_path_factory) -> Path:
     """A Gaia2 folder in ARE's layout (`<config>/validation/*.json`): one starter per config."""
-    root = tmp_path_factory.mktemp("gaia2")
-    for config, rel in STARTERS.items():
-        target = root / config / "validation" / Path(rel).name
-        target.parent.mkdir(parents=True)
-        shutil.copy(bundled_root() / rel, target)
-    return root
+    return make_gaia2_folder(tmp_path_factory.mktemp("gaia2"))
 
 
 def _files(out: Path) -> dict[str, bytes]:

@@ -7,71 +7,19 @@ writes. Checked by behaviour, not by a stopwatch: the rollout in flight is stuck
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
 
+from helpers import blocking_team, gaia2_folder, interrupt_when_blocked
 from orchestra.cli import main
-from orchestra.scenario_files import bundled_root
-
-REPO = Path(__file__).resolve().parents[2]
-
-BLOCKER = '''
-"""Test plugin: once one rollout closed, the next agent step blocks in synchronous code for an hour."""
-import os
-import time
-from pathlib import Path
-
-from orchestra.hookspecs import hookimpl
-
-closed = 0
-
-
-@hookimpl
-def rollout_closed(rollout):
-    global closed
-    closed += 1
-
-
-@hookimpl
-def pre_step(agent):
-    mark = os.environ.get("BLOCKER_MARK")
-    if mark and closed >= 1:
-        Path(mark).write_text("blocked")
-        time.sleep(3600)
-    return None
-'''
-
-#: A Gaia2 folder in ARE's layout with one starter per config; the run keeps two scenarios, so the
-#: phases hold 1 (standard: execution), 1 (agent2agent) and 1 (noise) rollout.
-STARTERS = {
-    "execution": "execution/validation/starter_execution_calendar.json",
-    "search": "search/validation/starter_search_lookup.json",
-    "adaptability": "adaptability/validation/starter_adaptability_reply.json",
-    "time": "time/validation/starter_time_deadline.json",
-    "ambiguity": "ambiguity/validation/starter_ambiguity_clarify.json",
-    "mini": "execution/validation/starter_multiturn_followup.json",
-}
 
 
 @pytest.fixture
 def setup(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
-    source = tmp_path / "gaia2"
-    for config, rel in STARTERS.items():
-        target = source / config / "validation" / Path(rel).name
-        target.parent.mkdir(parents=True)
-        shutil.copy(bundled_root() / rel, target)
-    (tmp_path / "gaia2_blocker.py").write_text(BLOCKER)
-    team = tmp_path / "blocked.yaml"
-    team.write_text("name: blocked\nmain:\n  scaffold: tool_calling\n  model: orchestra/oracle\nplugins: [gaia2_blocker]\n")
+    source = gaia2_folder(tmp_path / "gaia2")  # the run keeps two scenarios: standard, agent2agent and noise hold 1 rollout each
     monkeypatch.syspath_prepend(str(tmp_path))
-    return source, team
+    return source, blocking_team(tmp_path, plugin="gaia2_blocker", after=1)
 
 
 def _argv(source: Path, team: Path, out: Path) -> list[str]:
@@ -87,25 +35,10 @@ def _files(out: Path) -> dict[str, bytes]:
 def test_ctrl_c_stops_at_once_keeps_what_finished_and_the_rerun_completes_it(setup, tmp_path, capsys):
     source, team = setup
     out = tmp_path / "interrupted"
-    mark = tmp_path / "blocked.mark"
-    env = {**os.environ, "BLOCKER_MARK": str(mark), "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
     argv = _argv(source, team, out)
-    proc = subprocess.Popen([sys.executable, "-m", "orchestra.cli", *argv], cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        deadline = time.monotonic() + 600
-        while not (mark.exists() and (out / "standard" / "results.jsonl").is_file()):
-            assert proc.poll() is None, proc.communicate()
-            assert time.monotonic() < deadline, "the second rollout never started"
-            time.sleep(0.05)
-        proc.send_signal(signal.SIGINT)
-        # Without the fix the command waits for the one-hour sleep: this limit only keeps a broken
-        # run from hanging the suite.
-        _, stderr = proc.communicate(timeout=120)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
-    assert proc.returncode == 130, stderr
+    done = interrupt_when_blocked(argv, tmp_path, ready=(out / "standard" / "results.jsonl").is_file, wait_s=600)
+    stderr = done.stderr
+    assert done.returncode == 130, stderr
     assert stderr.strip().splitlines()[-1] == (
         f"orchestra: interrupted in phase agent2agent: 0 of its 1 rollout(s) finished, kept in {out / 'agent2agent' / 'results.jsonl'} "
         f"(earlier phases are complete); resume with: orchestra {' '.join(argv)}"

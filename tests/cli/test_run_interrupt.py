@@ -9,97 +9,44 @@ import json
 import os
 import signal
 import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
 
+from helpers import blocking_team, interrupt_when_blocked
 from orchestra.cli import main
 from orchestra.results import read_results
 
-REPO = Path(__file__).resolve().parents[2]
 SCENARIOS = ("starter_execution_calendar", "starter_search_lookup", "starter_time_deadline")
-
-BLOCKER = '''
-"""Test plugin: once two rollouts closed, the next agent step blocks in synchronous code for an hour."""
-import os
-import time
-from pathlib import Path
-
-from orchestra.hookspecs import hookimpl
-
-closed = 0
-
-
-@hookimpl
-def rollout_closed(rollout):
-    global closed
-    closed += 1
-
-
-@hookimpl
-def pre_step(agent):
-    mark = os.environ.get("BLOCKER_MARK")
-    if mark and closed >= 2:
-        Path(mark).write_text("blocked")
-        time.sleep(3600)
-    return None
-'''
 
 
 @pytest.fixture
-def blocking_team(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    (tmp_path / "sigint_blocker.py").write_text(BLOCKER)
-    team = tmp_path / "blocked.yaml"
-    team.write_text("name: blocked\nmain:\n  scaffold: tool_calling\n  model: orchestra/oracle\nplugins: [sigint_blocker]\n")
+def blocking(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.syspath_prepend(str(tmp_path))
-    return team
+    return blocking_team(tmp_path, plugin="sigint_blocker", after=2)
 
 
 def _argv(team: Path, scenarios: list[str], out: Path) -> list[str]:
     return ["run", "--team", str(team), "--scenarios", *scenarios, "--out", str(out), "--no-progress"]
 
 
-def test_ctrl_c_stops_a_rollout_stuck_in_synchronous_work_and_keeps_what_finished(blocking_team, tmp_path, scenario_path, capsys):
+def test_ctrl_c_stops_a_rollout_stuck_in_synchronous_work_and_keeps_what_finished(blocking, tmp_path, scenario_path, capsys):
     out = tmp_path / "run"
     scenarios = [str(scenario_path(s)) for s in SCENARIOS]
-    mark = tmp_path / "blocked.mark"
-    env = {**os.environ, "BLOCKER_MARK": str(mark), "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "orchestra.cli", *_argv(blocking_team, scenarios, out)],
-        cwd=REPO,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        deadline = time.monotonic() + 300
-        while not mark.exists():
-            assert proc.poll() is None, proc.communicate()
-            assert time.monotonic() < deadline, "the third rollout never started"
-            time.sleep(0.05)
-        proc.send_signal(signal.SIGINT)
-        # Without the fix the run waits for the one-hour sleep: this limit only keeps a broken run
-        # from hanging the suite (measured: the process is gone about 0.2-0.5 s after the signal).
-        stdout, stderr = proc.communicate(timeout=120)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
-    assert proc.returncode == 130, stderr
+    done = interrupt_when_blocked(_argv(blocking, scenarios, out), tmp_path)
+    stdout, stderr = done.stdout, done.stderr
+    assert done.returncode == 130, stderr
     assert stdout.split("\n")[0].split()[1] == "PASS" and len(stdout.strip().splitlines()) == 2
     assert stderr.strip().splitlines()[-1] == (
         f"orchestra: interrupted: 2 of 3 rollout(s) finished, kept in {out / 'results.jsonl'}; "
-        f"resume with: orchestra {' '.join(_argv(blocking_team, scenarios, out))}"
+        f"resume with: orchestra {' '.join(_argv(blocking, scenarios, out))}"
     )
     assert "never awaited" not in stderr and "Traceback" not in stderr
     kept = (out / "results.jsonl").read_text().splitlines()
     assert len(kept) == 2 and all(json.loads(line)["result"]["reward"] == 1.0 for line in kept)
     assert len(list((out / "rollouts").glob("*.json"))) == 2
     # the command it printed resumes: only the third rollout runs (no blocking in this process)
-    assert main(_argv(blocking_team, scenarios, out)) == 0
+    assert main(_argv(blocking, scenarios, out)) == 0
     assert "2 of 3 rollout(s) finished before; running 1" in capsys.readouterr().err
     records = read_results(out)
     assert len(records) == 3 and all(r.status == "PASS" for r in records)
@@ -127,34 +74,25 @@ def _alive(pid: int) -> bool:
 
 
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc")
-def test_ctrl_c_with_worker_processes_leaves_no_worker_running_and_resumes(blocking_team, tmp_path, scenario_path, capsys):
+def test_ctrl_c_with_worker_processes_leaves_no_worker_running_and_resumes(blocking, tmp_path, scenario_path, capsys):
     """Ctrl-C ends the process at once (`os._exit`): the worker stuck in the rollout in flight must
     not outlive it (it used to run on, orphaned, until its rollout ended: here an hour)."""
     out = tmp_path / "run"
     scenarios = [str(scenario_path(s)) for s in SCENARIOS]
-    mark = tmp_path / "blocked.mark"
-    env = {**os.environ, "BLOCKER_MARK": str(mark), "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
-    argv = [*_argv(blocking_team, scenarios, out), "--executor", "process", "--workers", "1"]
-    proc = subprocess.Popen([sys.executable, "-m", "orchestra.cli", *argv], cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    argv = [*_argv(blocking, scenarios, out), "--executor", "process", "--workers", "1"]
     workers: set[int] = set()
-    try:
-        deadline = time.monotonic() + 300
-        while not mark.exists():
-            assert proc.poll() is None, proc.communicate()
-            assert time.monotonic() < deadline, "the third rollout never started"
-            time.sleep(0.05)
-        workers = {pid for pid in _children(proc.pid) if "spawn_main" in Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")}
+
+    def find_workers(proc: subprocess.Popen[str]) -> None:
+        workers.update(pid for pid in _children(proc.pid) if "spawn_main" in Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace"))
         assert workers, "no worker process found"
-        proc.send_signal(signal.SIGINT)
-        stdout, stderr = proc.communicate(timeout=120)
+
+    try:
+        done = interrupt_when_blocked(argv, tmp_path, on_blocked=find_workers)
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
         left = [pid for pid in workers if _alive(pid)]
         for pid in left:
             os.kill(pid, signal.SIGKILL)
-    assert proc.returncode == 130, stderr
+    assert done.returncode == 130, done.stderr
     assert not left, f"worker process(es) {left} still running after the command ended"
     assert len((out / "results.jsonl").read_text().splitlines()) == 2
     assert main(argv) == 0  # resumes: only the third rollout runs (no blocking in this process)
