@@ -120,12 +120,12 @@ def add_session_options(p: argparse.ArgumentParser, *, reward_mode: bool = True)
     j.add_argument("--judge-max-tokens", type=int, help="cap each judge reply (default: no cap, as ARE's judge engine)")
     j.add_argument("--judge-cache", type=Path, metavar="DIR", help=f"judge-call cache folder (default: ${CACHE_ENV} or ~/.cache/orchestra/judge-calls)")
     j.add_argument("--no-judge-cache", dest="judge_use_cache", action="store_const", const=False, help="always ask the judge model (no cache reads or writes)")
-    j.add_argument(
-        "--judge-are-bool-bug",
-        action=argparse.BooleanOptionalAction,
-        help="--judge llm: lower True/False in judge replies as ARE 1.2.0's engine does (default: verdicts equal "
-        "are-benchmark's, which rejects every free text not equal to the oracle's); --no-judge-are-bool-bug keeps "
-        "the judge model's [[True]] verbatim so correct free text can pass (see docs/judges.md)",
+    add_switch(
+        j,
+        "judge-are-bool-bug",
+        "--judge llm: lower True/False in judge replies as ARE 1.2.0's engine does (default: verdicts equal "
+        "are-benchmark's, which rejects every free text not equal to the oracle's)",
+        "--judge llm: keep the judge model's [[True]] verbatim so correct free text can pass (see docs/judges.md)",
     )
 
 
@@ -137,16 +137,32 @@ def add_noise_options(p: argparse.ArgumentParser) -> None:
     """`--noise` and its two knobs (Gaia2's noise, reproducible; `docs/noise.md`). Any of them turns
     noise on, with Gaia2's defaults for what is not given; `--no-noise` turns a team file's off."""
     g = p.add_argument_group("noise (Gaia2's noise phase, reproducible; docs/noise.md)")
-    g.add_argument(
-        "--noise",
-        action=argparse.BooleanOptionalAction,
-        help="tool failures (p=0.1, every app tool), renamed/re-described tools and 10 environment events per minute "
+    add_switch(
+        g,
+        "noise",
+        "tool failures (p=0.1, every app tool), renamed/re-described tools and 10 environment events per minute "
         "from each scenario's `augmentation` data, as Gaia2's noise phase; the same failures and events on every rerun",
+        "no noise, even where the team file's session has some",
     )
-    g.add_argument("--tool-failure-probability", type=float, metavar="P", help="chance that an app tool call fails (turns noise on; default 0.1)")
+    add_noise_knobs(g, turns_on=True)
+
+
+def add_noise_knobs(g: Any, *, turns_on: bool, env_events: Any = float) -> None:
+    """`--tool-failure-probability` and `--env-events-per-minute` (`NOISE_OPTIONS`) on `g`."""
+    on = "turns noise on; " if turns_on else ""
+    g.add_argument("--tool-failure-probability", type=float, metavar="P", help=f"chance that an app tool call fails ({on}default 0.1)")
     g.add_argument(
-        "--env-events-per-minute", type=float, metavar="N", help="environment (distractor) events per simulated minute (turns noise on; default 10; 0: none)"
+        "--env-events-per-minute", type=env_events, metavar="N", help=f"environment (distractor) events per simulated minute ({on}default 10; 0: none)"
     )
+
+
+def add_switch(g: Any, name: str, on_help: str, off_help: str) -> None:
+    """`--NAME` / `--no-NAME` (destination NAME, None when neither is given): giving both is an
+    argparse error, where `BooleanOptionalAction` would silently keep the last."""
+    dest = name.replace("-", "_")
+    both = g.add_mutually_exclusive_group()
+    both.add_argument(f"--{name}", dest=dest, action="store_const", const=True, help=on_help)
+    both.add_argument(f"--no-{name}", dest=dest, action="store_const", const=False, help=off_help)
 
 
 def _noise(args: argparse.Namespace, base: Any) -> Any:

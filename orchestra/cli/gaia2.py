@@ -15,7 +15,7 @@ import anyio.abc
 
 from orchestra.cli import INTERRUPTED
 from orchestra.cli._interrupt import Interrupt
-from orchestra.cli._options import add_session_options, positive_int, session_config
+from orchestra.cli._options import add_noise_knobs, add_session_options, non_negative_int, positive_int, session_config
 from orchestra.cli._output import emit_json, outcome_line, outcome_record
 from orchestra.cli._team import team_from_args
 from orchestra.config import DEFAULT_MAX_STEPS
@@ -62,6 +62,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--preflight-timeout", type=float, default=DEFAULT_TIMEOUT, metavar="SECONDS")
     p.add_argument("--json", action="store_true", help="one JSON object per rollout, then the table as JSON")
     add_session_options(p)
+    add_noise_knobs(p.add_argument_group("the noise phase (Gaia2's noise; docs/gaia2.md)"), turns_on=False, env_events=non_negative_int)
     p.set_defaults(func=run)
 
 

@@ -182,3 +182,37 @@ def test_an_orchestra_run_folder_is_not_a_gaia2_folder(gaia2_folder, tmp_path, c
         == f"orchestra: error: --out {out}: holds an `orchestra run` folder, not a gaia2 one; use another --out folder"
     )
     assert not (out / "standard").exists()
+
+
+def test_noise_phase_settings_are_recorded_and_a_changed_one_is_refused_on_resume(gaia2_folder, tmp_path, capsys):
+    """`--tool-failure-probability` / `--env-events-per-minute` set the noise phase only: its records,
+    manifest and ARE traces carry them, the other phases run clean, and resuming with another value
+    is refused like any changed configuration (nothing runs)."""
+    out = tmp_path / "sub"
+    argv = ["gaia2", "--team", "oracle", "--runs", "1", "--source", str(gaia2_folder), "--id", "starter_multiturn_followup", "--out", str(out)]
+    argv += ["--no-progress", "--no-preflight"]
+    assert main([*argv, "--tool-failure-probability", "0.25", "--env-events-per-minute", "3"]) in (0, 1)
+    noise = json.loads((out / "noise" / "manifest.json").read_text())["configurations"]
+    assert [(c["session"]["noise"]["tool_failure_probability"], c["session"]["noise"]["env_events_per_minute"]) for c in noise] == [(0.25, 3.0)]
+    assert all(c["session"]["noise"] is None for c in json.loads((out / "agent2agent" / "manifest.json").read_text())["configurations"])
+    (trace,) = (out / "noise" / "mini" / "hf").glob("*.json")
+    runner = json.loads(trace.read_text())["metadata"]["runner_config"]
+    assert runner["tool_augmentation_config"]["tool_failure_probability"] == 0.25
+    assert runner["env_events_config"]["num_env_events_per_minute"] == 3
+    before = (out / "noise" / "results.jsonl").read_text()
+    capsys.readouterr()
+
+    assert main([*argv, "--tool-failure-probability", "0.5", "--env-events-per-minute", "3"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err.startswith(f"orchestra: error: {out / 'noise'} holds a run of another configuration (")
+    assert "noise.tool_failure_probability: 0.25 before, 0.5 now" in err
+    assert (out / "noise" / "results.jsonl").read_text() == before
+
+
+def test_noise_phase_flags_are_checked(gaia2_folder, tmp_path, capsys):
+    argv = ["gaia2", "--team", "oracle", "--source", str(gaia2_folder), "--out", str(tmp_path / "sub"), "--no-preflight"]
+    assert main([*argv, "--tool-failure-probability", "1.5"]) == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1].startswith("orchestra: error: --tool-failure-probability: ")
+    with pytest.raises(SystemExit):
+        main([*argv, "--env-events-per-minute", "2.5"])  # ARE's EnvEventsConfig takes a whole number
+    assert not (tmp_path / "sub").exists()

@@ -37,6 +37,31 @@ def test_the_flags_make_gaia2s_noise_and_merge_over_a_team_files():
         session_config(_args("--no-noise", "--env-events-per-minute", "3"))
 
 
+NOISE = ("--noise", "--no-noise")
+BOOL_BUG = ("--judge-are-bool-bug", "--no-judge-are-bool-bug")
+
+
+@pytest.mark.parametrize(
+    ("command", "switch"),
+    [
+        (["run", "--team", "oracle", "--scenarios", GROUP_CHAT], NOISE),
+        (["replay", GROUP_CHAT], NOISE),
+        (["run", "--team", "oracle", "--scenarios", GROUP_CHAT], BOOL_BUG),
+        (["replay", GROUP_CHAT], BOOL_BUG),
+        (["judge-check", GROUP_CHAT], BOOL_BUG),
+        (["gaia2", "--team", "oracle"], BOOL_BUG),
+    ],
+)
+def test_a_switch_and_its_no_form_together_are_a_usage_error(command, switch, capsys):
+    """Given both, the last used to win silently; now argparse refuses the pair (exit 2), nothing runs."""
+    on, off = switch
+    for first, second in ((on, off), (off, on)):
+        with pytest.raises(SystemExit) as exc:
+            main([*command, first, second])
+        assert exc.value.code == 2
+        assert f"error: argument {second}: not allowed with argument {first}" in capsys.readouterr().err
+
+
 def test_a_team_files_session_takes_noise(tmp_path):
     path = tmp_path / "noisy.yaml"
     path.write_text("name: noisy\nmain:\n  scaffold: react\n  model: orchestra/oracle\nsession:\n  noise: true\n")
