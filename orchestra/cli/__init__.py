@@ -17,7 +17,7 @@ from collections.abc import Iterable, Sequence
 
 from orchestra import __version__
 from orchestra.cli._trace import tracing_from_args
-from orchestra.errors import OrchestraError
+from orchestra.errors import OrchestraError, one_line_warnings
 
 #: The commands in `--help` order: name -> (module, the one-line help `orchestra --help` shows).
 #: The help is the one each module's `add_parser` gives (a test keeps them equal).
@@ -132,7 +132,7 @@ def _main(argv: Sequence[str] | None, *, program: bool) -> int:
     args.program = program  # run as the program (not `main(argv)` in-process): `run` may end the process on Ctrl-C
     configure_logging(args.verbose)
     try:
-        with tracing_from_args(args):  # a no-op unless the command has --trace and it (or OTEL_TRACES_EXPORTER) is set
+        with one_line_warnings(), tracing_from_args(args):  # tracing: a no-op unless the command has --trace and it (or OTEL_TRACES_EXPORTER) is set
             return int(args.func(args) or 0)
     except OrchestraError as exc:
         print(f"orchestra: error: {exc}", file=sys.stderr)

@@ -14,7 +14,7 @@ import types
 from dataclasses import dataclass, field
 from typing import Any
 
-from orchestra.errors import OrchestraError
+from orchestra.errors import OrchestraError, show_one_line_warnings, shows_one_line_warnings
 from orchestra.host import Host
 from orchestra.record import RolloutRecord, build_record
 from orchestra.rollout import execute
@@ -44,6 +44,8 @@ class HostRecipe:
     inline: tuple[tuple[str, Any], ...] = ()
     #: The caller's log levels of the noisy libraries (the CLI quiets ARE): a worker logs as it would.
     log_levels: tuple[tuple[str, int], ...] = ()
+    #: The caller shows orchestra's warnings as one line (the CLI): a worker does too.
+    one_line_warnings: bool = False
 
     @classmethod
     def of(cls, host: Host) -> HostRecipe:
@@ -69,7 +71,7 @@ class HostRecipe:
                     "register it as a module, an importable object or an entry point, or use --executor local"
                 ) from None
         levels = tuple((name, logging.getLogger(name).level) for name in LOGGERS)
-        return cls(entry_points=tuple(entry_points), inline=tuple(inline), log_levels=levels)
+        return cls(entry_points=tuple(entry_points), inline=tuple(inline), log_levels=levels, one_line_warnings=shows_one_line_warnings())
 
     def build(self) -> Host:
         """The host (and the caller's log levels, in this worker process)."""
@@ -77,6 +79,8 @@ class HostRecipe:
 
         for name, level in self.log_levels:
             logging.getLogger(name).setLevel(level)
+        if self.one_line_warnings:
+            show_one_line_warnings()
         plugins: list[object] = []
         for kind, value in self.inline:
             plugins.append(importlib.import_module(value) if kind == "module" else pickle.loads(value))

@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import argparse
+import io
 import json
+import warnings
+from pathlib import Path
 
 import pytest
 
 from helpers import SCENARIOS
+from orchestra.are.noise import NoiseWarning
 from orchestra.cli import main
 from orchestra.cli._options import add_noise_options, session_config
 from orchestra.config import NoiseConfig, SessionConfig
-from orchestra.errors import OrchestraError
+from orchestra.errors import OneLineWarnings, OrchestraError, one_line_warnings
 from orchestra.teams.loading import read_team
 
 GROUP_CHAT = str(SCENARIOS / "corpus" / "execution" / "validation" / "univ_02_exec_group_chat.json")
@@ -93,3 +97,34 @@ def test_the_oracle_through_a_scaffold_fails_under_noise(capsys):
     line = out.out.strip().splitlines()[-1]
     assert line.split()[:2] == ["univ_02_exec_group_chat", "FAIL"] and "noise: failures=" in line
     assert "noise (p=0.5 env_events/min=10 seed=0): 1 rollout(s)" in out.err
+
+
+def test_no_augmentation_data_is_one_warning_line_per_file(tmp_path, capsys):
+    """The CLI says it as `orchestra: warning: ...`, once per file however many rollouts read it —
+    not Python's two-line `file:line: NoiseWarning: ...` plus the source line."""
+    data = json.loads(Path(GROUP_CHAT).read_text())
+    del data["augmentation"]
+    bare = tmp_path / "bare.json"
+    bare.write_text(json.dumps(data))
+    argv = ["run", "--model", "orchestra/oracle", "--scenarios", str(bare), "--runs", "3", "--noise", "--tool-failure-probability", "0", "--no-progress"]
+    assert main(argv) == 0
+    err = capsys.readouterr().err
+    assert [line for line in err.splitlines() if "augmentation" in line and "without" not in line] == [
+        f"orchestra: warning: noise: no augmentation data in {bare}"
+    ]
+    assert "NoiseWarning" not in err and "configure_noise(" not in err
+
+
+def test_one_line_warnings_leave_other_warnings_to_python_and_restore_the_machinery():
+    shown: list[str] = []
+    before = warnings.showwarning
+    with one_line_warnings():
+        assert isinstance(warnings.showwarning, OneLineWarnings)
+        warnings.showwarning.fallback = lambda message, *rest: shown.append(f"python: {message}")
+        stream = io.StringIO()
+        for _ in range(2):
+            warnings.showwarning(NoiseWarning("noise: no augmentation data in x.json"), NoiseWarning, "elsewhere.py", 1, stream)
+        warnings.showwarning(UserWarning("not ours"), UserWarning, "/some/library.py", 3, stream)
+    assert stream.getvalue() == "orchestra: warning: noise: no augmentation data in x.json\n"
+    assert shown == ["python: not ours"]
+    assert warnings.showwarning is before

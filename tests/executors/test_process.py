@@ -67,6 +67,21 @@ def test_the_host_recipe_carries_inline_plugins_and_log_levels(monkeypatch: pyte
     assert logging.getLogger("are").level == logging.CRITICAL
 
 
+def test_a_worker_shows_warnings_as_its_caller_does() -> None:
+    """Under the CLI (`one_line_warnings`) a worker shows orchestra's warnings as one line too."""
+    import warnings
+
+    from orchestra.errors import OneLineWarnings, one_line_warnings
+
+    assert not HostRecipe.of(Host.create()).one_line_warnings
+    with one_line_warnings():
+        recipe = HostRecipe.of(Host.create())
+    assert recipe.one_line_warnings
+    with warnings.catch_warnings():  # the worker's process-wide setting, undone here
+        recipe.build()
+        assert isinstance(warnings.showwarning, OneLineWarnings)
+
+
 class _HoldsALambda:
     def __init__(self) -> None:
         self.callback = lambda: None  # not picklable
