@@ -407,6 +407,30 @@ def test_with_a_team_the_policys_delegation_runs_the_app_agent_on_the_same_clock
     assert ran.result is not None and (ran.result.reward, ran.result.event_log_sha256) == (reward, info["event_log_sha256"])
 
 
+@pytest.mark.parametrize(("max_turns", "stop"), [(1, MAX_TURNS_STOP), (5, "all_turns_completed")])
+def test_with_a_team_the_top_level_stop_reason_is_the_main_agents(max_turns, stop, judge_pool):
+    """A team's episode cut at `max_turns` (or played to its end): the info's top-level stop reason,
+    the main agent's ledger and the trajectory say the same; the app-agents keep their own."""
+    env = GaiaEnv(
+        EnvConfig(team=team_config(), scaffold="react", max_turns=max_turns), host=Host.create(entry_points=False), judge_pool=judge_pool, model=ORACLE
+    )
+
+    async def go() -> tuple[dict[str, Any], Any]:
+        await env.reset(scenario("starter_multiturn_followup"))
+        episode = env.episode
+        assert episode is not None
+        done, info = False, {}
+        while not done:
+            _, _, done, info = await env.step(await oracle_completion(episode))
+        env.close()
+        return info, episode.record
+
+    info, record = anyio.run(go)
+    main, *apps = info["ledgers"]
+    assert (info["stop_reason"], main["role"], main["stop_reason"], record.trajectory.stop_reason) == (stop, "main", stop, stop)
+    assert apps and {a["stop_reason"] for a in apps} == {"returned"}
+
+
 def test_opening_an_episode_does_not_block_other_episodes_on_the_event_loop(judge_pool, monkeypatch):
     """One episode's scenario load (oracle pre-run, judge set-up) is held until another episode,
     on the same event loop, has played to its end: a load on the loop itself would deadlock."""
