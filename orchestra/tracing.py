@@ -37,6 +37,7 @@ import contextvars
 import os
 import random
 import sys
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Literal
@@ -127,6 +128,39 @@ def system_random_ids() -> IdGenerator:
     return SystemRandomIdGenerator()
 
 
+def _counted(exporter: SpanExporter) -> SpanExporter:
+    """`exporter`, counting the spans of every export that failed (`lost`); otherwise the same."""
+    from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
+
+    class Counted(SpanExporter):
+        def __init__(self, inner: SpanExporter) -> None:
+            self.inner = inner
+            self.lost = 0
+            self._lock = threading.Lock()
+
+        def export(self, spans: Any) -> SpanExportResult:
+            try:
+                result = self.inner.export(spans)
+            except Exception:
+                self._count(len(spans))
+                raise
+            if result != SpanExportResult.SUCCESS:
+                self._count(len(spans))
+            return result
+
+        def _count(self, n: int) -> None:
+            with self._lock:
+                self.lost += n
+
+        def shutdown(self) -> None:
+            self.inner.shutdown()
+
+        def force_flush(self, timeout_millis: int = 30000) -> bool:
+            return self.inner.force_flush(timeout_millis)
+
+    return Counted(exporter)
+
+
 class Tracing:
     """One trace destination: an SDK `TracerProvider` of its own with one exporter.
 
@@ -151,7 +185,10 @@ class Tracing:
             attributes["service.name"] = "orchestra"
         # Resource.create also reads OTEL_RESOURCE_ATTRIBUTES and OTEL_SERVICE_NAME.
         self.provider: TracerProvider = TracerProvider(resource=Resource.create(attributes), id_generator=system_random_ids())
-        self.provider.add_span_processor(BatchSpanProcessor(exporter) if batch else SimpleSpanProcessor(exporter))
+        self._counted: Any = _counted(exporter)  # `lost`: spans whose export failed
+        #: Where the spans go, for messages (`lost_message`): the exporter's kind unless told (an endpoint, a file).
+        self.destination: str = type(exporter).__name__
+        self.provider.add_span_processor(BatchSpanProcessor(self._counted) if batch else SimpleSpanProcessor(self._counted))
         self.tracer: Tracer = self.provider.get_tracer(INSTRUMENTATION_NAME, __version__)
         self.exporter = exporter
         self.content = content_from_env() if content is None else content
@@ -159,6 +196,16 @@ class Tracing:
         self._closed = False
         #: litellm model string → (provider, model), filled as models are seen (per Tracing, not global).
         self.model_names: dict[str, tuple[str, str]] = {}
+
+    @property
+    def lost_spans(self) -> int:
+        """Spans the exporter failed to export so far (a collector that went away, refused them, ...)."""
+        return int(self._counted.lost)
+
+    def lost_message(self) -> str | None:
+        """`trace lost: could not export N span(s) to DESTINATION`, or None when nothing was lost."""
+        lost = self.lost_spans
+        return f"trace lost: could not export {lost} span(s) to {self.destination}" if lost else None
 
     # ------------------------------------------------------------------ constructors
     @classmethod
@@ -227,7 +274,9 @@ class Tracing:
         if kind == "console" and not arg:
             return cls.console(content=content)
         if kind == "jsonl" and arg:
-            return cls.jsonl(arg, content=content)
+            tracing = cls.jsonl(arg, content=content)
+            tracing.destination = arg
+            return tracing
         if kind == "jsonl":
             raise TracingError("--trace jsonl needs a file: jsonl:PATH")
         raise TracingError(f"unknown trace destination {spec!r}: use otlp, console or jsonl:PATH")

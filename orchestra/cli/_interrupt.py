@@ -24,6 +24,7 @@ import anyio
 import anyio.abc
 
 from orchestra.cli import INTERRUPTED
+from orchestra.cli._trace import say_lost
 from orchestra.executors import abandon_workers
 from orchestra.tracing import active as active_tracing
 
@@ -58,6 +59,7 @@ class Interrupt:
         abandon_workers()  # `os._exit` skips the executor's clean-up: no worker process or private Ray cluster outlives the run
         if self._tracing is not None:
             self._tracing.shutdown()
+            say_lost(self._tracing)
         sys.stdout.flush()
         sys.stderr.flush()
         logging.shutdown()

@@ -11,7 +11,12 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import sys
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pragma: no cover - nothing of OpenTelemetry is imported without --trace
+    from orchestra.tracing import Tracing
 
 TRACE_HELP = (
     "export OpenTelemetry spans (GenAI semantic conventions; docs/tracing.md): otlp (OTEL_EXPORTER_OTLP_ENDPOINT, "
@@ -50,8 +55,22 @@ def tracing_from_args(args: argparse.Namespace) -> Iterator[None]:
 
     if spec == "otlp":
         check_collector()
-    with Tracing.from_spec(spec, content=getattr(args, "trace_content", None)):
-        yield
+    tracing = Tracing.from_spec(spec, content=getattr(args, "trace_content", None))
+    if spec == "otlp":
+        tracing.destination = collector_endpoint()
+    try:
+        with tracing:
+            yield
+    finally:
+        say_lost(tracing)
+
+
+def say_lost(tracing: Tracing) -> None:
+    """One line on stderr when spans could not be exported (a collector that went away mid-run):
+    the OpenTelemetry SDK only logs each failed batch."""
+    message = tracing.lost_message()
+    if message is not None:
+        print(f"orchestra: {message}", file=sys.stderr)
 
 
 def collector_endpoint() -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import socket
 import threading
@@ -259,3 +260,56 @@ def test_otlp_with_no_collector_fails_at_start_in_one_line_naming_the_endpoint(c
         f"orchestra: error: --trace otlp: no OpenTelemetry collector at http://127.0.0.1:{port}/v1/traces: nothing is listening (connection refused); "
         "the trace would be lost (start one, or set OTEL_EXPORTER_OTLP_ENDPOINT)"
     ]
+
+
+def test_a_collector_that_goes_away_mid_run_ends_the_run_with_one_trace_lost_line(capsys, scenario_path, monkeypatch):
+    """The collector answers the start-up check, then is gone when the spans are exported: the run
+    still finishes, and its last line says the trace was lost, how many spans and where to."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+
+    def answer_once_then_die() -> None:
+        connection, _ = listener.accept()  # the start-up check (`check_collector`)
+        connection.close()
+        listener.close()
+
+    thread = threading.Thread(target=answer_once_then_die, daemon=True)
+    thread.start()
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", f"http://127.0.0.1:{port}")
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf")
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_TIMEOUT", "1")
+    monkeypatch.delenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", raising=False)
+    monkeypatch.delenv("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", raising=False)
+    code = main(["run", "--model", "orchestra/oracle", "--scenarios", str(scenario_path("starter_search_lookup")), "--trace", "otlp"])
+    thread.join(5)
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 0
+    assert err[-1].startswith("orchestra: trace lost: could not export ") and err[-1].endswith(f" span(s) to http://127.0.0.1:{port}/v1/traces")
+    assert int(err[-1].split("export ")[1].split()[0]) > 0
+
+
+def test_tracing_counts_the_spans_an_exporter_failed_to_export():
+    from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
+
+    from orchestra.tracing import Tracing
+
+    class Flaky(SpanExporter):
+        def __init__(self) -> None:
+            self.calls = 0
+
+        def export(self, spans: Any) -> SpanExportResult:
+            self.calls += 1
+            if self.calls == 2:
+                raise ConnectionError("collector gone")
+            return SpanExportResult.SUCCESS if self.calls == 1 else SpanExportResult.FAILURE
+
+    with Tracing(Flaky()) as tracing:
+        for name in ("kept", "raised", "refused"):
+            with contextlib.suppress(ConnectionError), tracing.tracer.start_as_current_span(name):
+                pass
+    assert tracing.lost_spans == 2
+    assert tracing.lost_message() == "trace lost: could not export 2 span(s) to Flaky"
+    with Tracing(Flaky()) as clean:
+        with clean.tracer.start_as_current_span("kept"):
+            pass
+    assert clean.lost_spans == 0 and clean.lost_message() is None
