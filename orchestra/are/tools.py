@@ -56,7 +56,7 @@ class _ToolTemplate(NamedTuple):
 
 
 #: Per app class: the templates of its class-level agent tools, in ARE's order. Immutable values,
-#: written once per class under the lock; safe for many rollouts, threads and forked processes.
+#: written once per class under the lock; safe for many rollouts and threads (a worker process builds its own).
 _TEMPLATES: dict[type, tuple[_ToolTemplate, ...]] = {}
 _TEMPLATES_LOCK = threading.Lock()
 
