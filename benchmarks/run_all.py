@@ -15,7 +15,10 @@ pair by pair and the median is reported. On a shared machine quote the CPU ratio
 measures the neighbours. ARE's harness is pointed at local files through a temporary folder in its
 layout (`DIR/<config>/<split>/*.json`, symlinks to the selected scenarios), `--split validation
 --num_runs 1` (one rollout per scenario, as ours) and an `--output_dir` of its own; everything else
-is ARE's default (its process executor).
+is ARE's default (its process executor, one worker per CPU). So that like is compared with like,
+every round of the replay figure also runs `orchestra replay --executor process --workers N`
+(`--replay-workers`, default one per CPU; 0 leaves it out) and reports its ratio to ARE's run of
+the same round.
 
     .venv/bin/python benchmarks/run_all.py                       # everything (tens of minutes on 2 shared cores)
     .venv/bin/python benchmarks/run_all.py --only replay cold step --pairs 3
@@ -81,20 +84,27 @@ def timed_child(argv: list[str], *, cwd: Path) -> tuple[float, float]:
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
+def alternating(commands: list[list[str]], rounds: int, *, cwd: Path) -> list[list[tuple[float, float]]]:
+    """Each round runs every command once, in the given order: (wall s, CPU s) per round and command."""
+    return [[timed_child(c, cwd=cwd) for c in commands] for _ in range(rounds)]
+
+
+def ratios(rows: list[list[tuple[float, float]]], a: int, b: int) -> dict[str, Any]:
+    """Medians of command `a`, of command `b` and of the per-round ratios a/b (wall and CPU)."""
+    return {
+        "pairs": len(rows),
+        "a_wall_s": statistics.median(r[a][0] for r in rows),
+        "a_cpu_s": statistics.median(r[a][1] for r in rows),
+        "b_wall_s": statistics.median(r[b][0] for r in rows),
+        "b_cpu_s": statistics.median(r[b][1] for r in rows),
+        "wall_ratio": statistics.median(r[a][0] / r[b][0] for r in rows),
+        "cpu_ratio": statistics.median(r[a][1] / r[b][1] for r in rows),
+    }
+
+
 def paired(a: list[str], b: list[str], pairs: int, *, cwd: Path) -> dict[str, Any]:
     """A and B alternating; medians of each and of the pairwise ratios A/B (wall and CPU)."""
-    rows = []
-    for _ in range(pairs):
-        rows.append((timed_child(a, cwd=cwd), timed_child(b, cwd=cwd)))
-    return {
-        "pairs": pairs,
-        "a_wall_s": statistics.median(r[0][0] for r in rows),
-        "a_cpu_s": statistics.median(r[0][1] for r in rows),
-        "b_wall_s": statistics.median(r[1][0] for r in rows),
-        "b_cpu_s": statistics.median(r[1][1] for r in rows),
-        "wall_ratio": statistics.median(r[0][0] / r[1][0] for r in rows),
-        "cpu_ratio": statistics.median(r[0][1] / r[1][1] for r in rows),
-    }
+    return ratios(alternating([a, b], pairs, cwd=cwd), 0, 1)
 
 
 def timed(fn: Callable[[], object], repeats: int) -> tuple[float, float]:
@@ -161,9 +171,15 @@ def fig_replay(args: argparse.Namespace) -> dict[str, Any]:
                 "--log-level",
                 "WARNING",
             ]
-            figures = paired(ours, theirs, args.pairs, cwd=REPO)
+            commands = [ours, theirs]
+            if args.replay_workers:  # like with like: ARE's harness runs a process pool, one worker per CPU
+                commands.append([*ours, "--executor", "process", "--workers", str(args.replay_workers)])
+            rows = alternating(commands, args.pairs, cwd=REPO)
     finally:
         shutil.rmtree(out, ignore_errors=True)
+    figures = ratios(rows, 0, 1)
+    if args.replay_workers:
+        figures["process"] = {"workers": args.replay_workers, **ratios(rows, 2, 1)}
     figures["scenarios"] = len(files)
     return figures
 
@@ -350,6 +366,17 @@ def table(results: dict[str, Any]) -> list[tuple[str, str, str, str, str]]:
                 "<= 0.5x",
             )
         )
+        if "process" in r:
+            p = r["process"]
+            out.append(
+                (
+                    f"replay {r['scenarios']} scenarios, judged, --executor process --workers {p['workers']}",
+                    f"cpu {p['a_cpu_s']:.1f} s, wall {p['a_wall_s']:.1f} s",
+                    f"ARE unjudged oracle (same rounds): cpu {p['b_cpu_s']:.1f} s, wall {p['b_wall_s']:.1f} s",
+                    f"cpu {p['cpu_ratio']:.2f}x, wall {p['wall_ratio']:.2f}x",
+                    "<= 0.5x",
+                )
+            )
     if "cold" in results:
         r = results["cold"]
         out.append(
@@ -423,6 +450,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="a small, fast version of every figure (the smoke test)")
     parser.add_argument("--source", default="bundled", help="scenarios of the replay figure (default: the whole bundled corpus)")
     parser.add_argument("--pairs", type=int, default=1, help="A/B pairs of the replay figure")
+    parser.add_argument(
+        "--replay-workers",
+        type=int,
+        default=os.cpu_count() or 1,
+        help="also time `replay --executor process --workers N` in every round of the replay figure, as ARE's harness runs a process pool (default: one worker per CPU, as ARE; 0: only the default executor)",
+    )
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--steps", type=int, default=200, help="agent steps of the env-overhead figure")
     parser.add_argument("--levels", type=int, nargs="+", default=[1, 8, 64, 256], help="concurrent rollouts")
@@ -432,6 +465,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.quick and args.source == "bundled":
         args.source = str(smallest_scenario())
+    if args.quick:
+        args.replay_workers = 0
 
     results: dict[str, Any] = {}
     for name in FIGURES:

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 import inspect
-from typing import TYPE_CHECKING, Any
+import threading
+from typing import Any, NamedTuple
 
-if TYPE_CHECKING:  # pragma: no cover - import for type checkers only
-    pass
 from orchestra.types import ToolArg, ToolSpec
 
 #: Tools ARE's own agent hides: user messages reach the agent as notifications instead.
@@ -27,7 +27,7 @@ HIDDEN_AUI_TOOLS = frozenset(
 def agent_tools(scenario: Any) -> dict[str, tuple[ToolSpec, Any]]:
     """The tools ARE's own agent would get, keyed by agent-visible name, with their `AppTool`."""
     out: dict[str, tuple[ToolSpec, Any]] = {}
-    for tool in scenario.get_tools():
+    for tool in scenario_tools(scenario):
         if tool.name in HIDDEN_AUI_TOOLS:
             continue
         spec = spec_from_app_tool(tool)
@@ -35,7 +35,178 @@ def agent_tools(scenario: Any) -> dict[str, tuple[ToolSpec, Any]]:
     return out
 
 
-def _variadic_params(tool: Any) -> set[str]:
+# --------------------------------------------------------------------------------------------
+# ARE's tool registry, built once per app class
+# --------------------------------------------------------------------------------------------
+
+
+class _ToolTemplate(NamedTuple):
+    """What ARE's `build_tool` derives from an app's class and one method (docstring, signature,
+    type hints): everything of an `AppTool` but the app instance, its name and failure probability."""
+
+    attr_name: str
+    function: Any
+    func_name: str
+    class_name: str
+    function_description: str | None
+    args: tuple[Any, ...]
+    return_type: Any
+    return_description: str | None
+    write_operation: bool | None
+
+
+#: Per app class: the templates of its class-level agent tools, in ARE's order. Immutable values,
+#: written once per class under the lock; safe for many rollouts and threads (a worker process builds its own).
+_TEMPLATES: dict[type, tuple[_ToolTemplate, ...]] = {}
+_TEMPLATES_LOCK = threading.Lock()
+
+
+def _class_templates(app: Any) -> tuple[_ToolTemplate, ...]:
+    """The class-level half of ARE's `App.get_tools_with_attribute` (are/simulation/apps/app.py:120-190),
+    step for step (MRO order, overrides skipped, a missing docstring taken from the base class),
+    each tool built by ARE's own `build_tool` — once per class."""
+    cls = type(app)
+    templates = _TEMPLATES.get(cls)
+    if templates is not None:
+        return templates
+    from are.simulation.apps.app import get_base_method_doc
+    from are.simulation.tool_utils import ToolAttributeName, build_tool
+
+    marker = ToolAttributeName.APP.value
+    with _TEMPLATES_LOCK:
+        templates = _TEMPLATES.get(cls)
+        if templates is not None:
+            return templates
+        built: list[_ToolTemplate] = []
+        processed: set[str] = set()
+        for base_cls in inspect.getmro(cls):
+            for attr_name, attr_value in base_cls.__dict__.items():
+                if attr_name in processed or not hasattr(attr_value, marker):
+                    continue
+                if not attr_value.__doc__:
+                    attr_value.__doc__ = get_base_method_doc(base_cls, attr_value)  # what ARE does
+                tool = build_tool(app, attr_value, None)
+                built.append(
+                    _ToolTemplate(
+                        attr_name=attr_name,
+                        function=attr_value,
+                        func_name=attr_value.__name__,
+                        class_name=tool.class_name,
+                        function_description=tool.function_description,
+                        args=tuple(tool.args),
+                        return_type=tool.return_type,
+                        return_description=tool.return_description,
+                        write_operation=tool.write_operation,
+                    )
+                )
+                processed.add(attr_name)
+        templates = _TEMPLATES[cls] = tuple(built)
+    return templates
+
+
+def _are_built_tools_fixup(app: Any) -> Any:
+    """How ARE's `get_tools_with_attribute` of `app`'s class differs from `App`'s: `None` when it
+    is `App`'s, a function that applies the difference to the built tools for an override orchestra
+    mirrors (`MessagingAppV2`'s description suffix), or False for any other override (and for an
+    app whose `get_tools` is not `App`'s): such an app's tools are left to ARE."""
+    from are.simulation.apps.app import App
+    from are.simulation.apps.messaging_v2 import MessagingAppMode, MessagingAppV2
+
+    cls = type(app)
+    if cls.get_tools is not App.get_tools or cls._get_or_initialize_tools is not App._get_or_initialize_tools:
+        return False
+    override = cls.get_tools_with_attribute
+    if override is App.get_tools_with_attribute:
+        return None
+    if override is MessagingAppV2.get_tools_with_attribute:  # are/simulation/apps/messaging_v2.py:1102-1128
+
+        def messaging_suffix(tools: list[Any]) -> None:
+            if app.mode == MessagingAppMode.PHONE_NUMBER:
+                suffix = "\n\n All the User Ids for this tool (user_id, recipient_id, sender_id, ...) are Phone numbers"
+            elif app.mode == MessagingAppMode.NAME:
+                suffix = "\n\n All the User Ids for this tool (user_id, recipient_id, sender_id, ...) are User Ids that are internal, and thus names and Ids need to be matched"
+            else:
+                return
+            for tool in tools:
+                if tool.function_description is not None:
+                    tool.function_description = tool.function_description + suffix
+
+        return messaging_suffix
+    return False
+
+
+def build_agent_tools(app: Any) -> list[Any] | None:
+    """The `AppTool`s ARE's `app.get_tools()` would build for `app`, from its class's templates:
+    the same names, descriptions, arguments, return types, write flags and failure probability, each
+    a fresh `AppTool` bound to `app` (ARE's `__call__`, so its event logging, is unchanged).
+    Methods set on the instance itself (ARE's second loop) are built by ARE's `build_tool` as before.
+    `None` for an app class whose tool building orchestra does not mirror (ARE builds those)."""
+    from are.simulation.tool_utils import AppTool, AppToolArg, ToolAttributeName, build_tool
+
+    fixup = _are_built_tools_fixup(app)
+    if fixup is False:
+        return None
+    marker = ToolAttributeName.APP.value
+    failure_probability = app.failure_probability
+    templates = _class_templates(app)
+    tools = [
+        AppTool(
+            class_name=t.class_name,
+            app_name=app.name,
+            name=f"{app.name}__{t.func_name}",
+            function_description=t.function_description,
+            args=[_copy_arg(a) if type(a) is AppToolArg else a for a in t.args],
+            class_instance=app,
+            function=t.function,
+            return_type=t.return_type,
+            return_description=t.return_description,
+            write_operation=t.write_operation,
+            failure_probability=failure_probability,
+        )
+        for t in templates
+    ]
+    processed = {t.attr_name for t in templates}
+    for attr_name, attr_value in app.__dict__.items():
+        if attr_name not in processed and hasattr(attr_value, marker):
+            tools.append(build_tool(app, attr_value, failure_probability))
+            processed.add(attr_name)
+    if fixup is not None:
+        fixup(tools)
+    return tools
+
+
+def _copy_arg(arg: Any) -> Any:
+    """A shallow copy of an `AppToolArg` (each app's tools own their argument objects, as in ARE)."""
+    copy = object.__new__(type(arg))
+    copy.__dict__.update(arg.__dict__)
+    return copy
+
+
+def bind_agent_tools(app: Any) -> None:
+    """Fill `app`'s agent-tool registry (what `app.get_tools()` returns) from `build_agent_tools`,
+    unless ARE already built it. ARE's own `set_failure_probability` / `reset` still empty it."""
+    from are.simulation.apps.app import ToolType
+
+    registries = getattr(app, "_tool_registries", None)
+    if isinstance(registries, dict) and registries.get(ToolType.APP) is None:
+        tools = build_agent_tools(app)
+        if tools is not None:
+            registries[ToolType.APP] = tools
+
+
+def scenario_tools(scenario: Any) -> list[Any]:
+    """ARE's `scenario.get_tools()` (every agent tool of every app but the internal ones), with
+    each app's registry filled by `bind_agent_tools` first."""
+    from are.simulation.apps import INTERNAL_APPS
+
+    internal = {app.name for app in INTERNAL_APPS}
+    for app in scenario.apps or []:
+        if app.name not in internal:
+            bind_agent_tools(app)
+    return list(scenario.get_tools())
+
+
+def _variadic_params(tool: Any) -> frozenset[str]:
     """Names of `*args`/`**kwargs` parameters of the tool's method.
 
     ARE's `build_tool` lists them as ordinary arguments with no default, so a `**kwargs` looks
@@ -45,13 +216,24 @@ def _variadic_params(tool: Any) -> set[str]:
     """
     func = getattr(tool, "function", None)
     if func is None:
-        return set()
+        return frozenset()
+    try:
+        return _variadic_of(func)
+    except TypeError:  # an unhashable callable: not cached
+        return _variadic_uncached(func)
+
+
+def _variadic_uncached(func: Any) -> frozenset[str]:
     try:
         params = inspect.signature(func).parameters
     except (TypeError, ValueError):
-        return set()
+        return frozenset()
     variadic = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
-    return {name for name, p in params.items() if p.kind in variadic}
+    return frozenset(name for name, p in params.items() if p.kind in variadic)
+
+
+#: A method's signature does not change: one `inspect.signature` per function, not per tool and rollout.
+_variadic_of = functools.lru_cache(maxsize=4096)(_variadic_uncached)
 
 
 def spec_from_app_tool(tool: Any) -> ToolSpec:

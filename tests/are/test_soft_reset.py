@@ -64,3 +64,39 @@ def test_a_files_app_the_oracle_changed_is_reloaded(judge_pool, monkeypatch):
         (app,) = loading._file_system_apps(s.prepared.scenario)
         assert app.tmpdir != calls[0]  # ARE's reset made a new sandbox and reloaded it
         assert ("/stray.txt", "file") not in _paths(app.get_state()["files"])
+        assert _paths(app.get_state()["files"]) == _paths(json.loads(s.prepared.scenario._initial_apps[app.name]["serialized_state"])["files"])
+
+
+def test_initialize_keeps_the_same_initial_state_as_ares():
+    """`initialize_scenario` reads the Files app's tree with `os.scandir`; the JSON copy is ARE's, text for text."""
+    from are.simulation.utils import EnumEncoder
+
+    text = UNIVERSE.read_text()
+    ours = loading.parse_scenario_json(text, UNIVERSE)
+    loading.initialize_scenario(ours)
+    theirs = loading.parse_scenario_json(text, UNIVERSE)
+    theirs.initialize()
+    assert ours._initialized and list(ours._initial_apps) == list(theirs._initial_apps)
+    (ours_fs,), (theirs_fs,) = loading._file_system_apps(ours), loading._file_system_apps(theirs)
+    for name, entry in theirs._initial_apps.items():
+        mine = ours._initial_apps[name]
+        if name == ours_fs.name:  # only the sandbox folder's own name differs
+            assert mine["serialized_state"] == json.dumps(ours_fs.get_state(), cls=EnumEncoder)
+            mine = {**mine, "serialized_state": mine["serialized_state"].replace(ours_fs.tmpdir, theirs_fs.tmpdir)}
+        assert mine == entry, name
+    assert len(ours.events) == len(theirs.events)
+
+
+def test_the_sandbox_state_lists_folders_in_ls_order(tmp_path):
+    """The tree `_sandbox_state` reads equals ARE's `get_state()` of a Files app, nested folders and empty ones included."""
+    from are.simulation.apps.sandbox_file_system import SandboxLocalFileSystem
+
+    app = SandboxLocalFileSystem(sandbox_dir=str(tmp_path))
+    tree = {"name": "", "type": "directory", "children": [
+        {"name": "b", "type": "directory", "children": [{"name": "x.txt", "type": "file"}, {"name": "deep", "type": "directory", "children": []}]},
+        {"name": "a.txt", "type": "file"},
+        {"name": "c", "type": "directory", "children": []},
+    ]}  # fmt: skip
+    app.load_state({"files": tree})
+    assert loading._sandbox_state(app) == app.get_state()
+    assert _paths(loading._sandbox_state(app)["files"]) == _paths(tree)

@@ -44,3 +44,23 @@ def test_the_concurrency_rows_show_a_judge_built_against_a_judge_cloned():
     rows = run_all.table(results)
     assert rows[0] == ("one more judge for a concurrent rollout", "cloned: cpu 1.00 ms", "built: cpu 4.00 s", "4000x cheaper", "-")
     assert rows[1][0] == "64 concurrent rollouts, mock model 500 ms/call" and rows[1][3] == "env share 91.0 %"
+
+
+def test_the_replay_figure_also_compares_the_process_executor_with_ares_pool(monkeypatch):
+    """Every round runs ours, ARE's, ours with `--executor process --workers N`; each ratio is against ARE's run of its round."""
+    run_all = load_run_all()
+    times = iter([(10.0, 20.0), (20.0, 40.0), (6.0, 30.0), (12.0, 18.0), (24.0, 40.0), (8.0, 34.0)])
+    ran: list[list[str]] = []
+
+    def fake_timed_child(argv, *, cwd):
+        ran.append(argv)
+        return next(times)
+
+    monkeypatch.setattr(run_all, "timed_child", fake_timed_child)
+    args = run_all.argparse.Namespace(source=str(run_all.smallest_scenario()), pairs=2, replay_workers=3)
+    figures = run_all.fig_replay(args)
+    assert len(ran) == 6 and ran[2][-4:] == ["--executor", "process", "--workers", "3"] and "--executor" not in ran[0]
+    assert figures["cpu_ratio"] == 0.475 and figures["process"]["workers"] == 3
+    assert figures["process"]["cpu_ratio"] == (30.0 / 40 + 34.0 / 40) / 2 and figures["process"]["a_wall_s"] == 7.0
+    rows = run_all.table({"replay": figures})
+    assert rows[1][0] == "replay 1 scenarios, judged, --executor process --workers 3" and rows[1][4] == "<= 0.5x"
