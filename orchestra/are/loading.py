@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 from dataclasses import dataclass, field
@@ -163,6 +164,58 @@ def _file_system_apps(scenario: Any) -> list[Any]:
     from are.simulation.apps.virtual_file_system import VirtualFileSystem
 
     return [app for app in scenario.apps or [] if isinstance(app, SandboxLocalFileSystem | VirtualFileSystem)]
+
+
+@functools.cache
+def _stable_local_file_system_class() -> type:
+    """fsspec's local file system, made machine- and date-independent for ARE's Files app.
+
+    * `ls` lists by name (`walk`, `find` and `get_state` list through it): `os.scandir`'s order is
+      the file system's (ext4 hashes names with a per-volume seed, tmpfs lists newest first).
+    * `info` (and so `ls(detail=True)`) says what the scenario defines, not what the disk holds:
+      `created`/`mtime` are the scenario's start (the host's clock wrote them), a folder's size is 0
+      (4096 on ext4, other values on tmpfs), and `uid`/`gid`/`ino`/`nlink` are left out.
+    Without it `Files__ls` and `Files__info` show another order, times and inodes on another machine
+    or day — and the event log, which keeps return values, would differ. Built on first use, so
+    that listing scenarios never imports fsspec.
+    """
+    from fsspec.implementations.local import LocalFileSystem
+
+    class StableLocalFileSystem(LocalFileSystem):
+        as_of: float = 0.0
+
+        def ls(self, path: str, detail: bool = False, **kwargs: Any) -> list[Any]:
+            entries = super().ls(path, detail=detail, **kwargs)
+            return sorted(entries, key=lambda e: e["name"] if isinstance(e, dict) else str(e))
+
+        def info(self, path: Any, **kwargs: Any) -> dict[str, Any]:
+            out = dict(super().info(path, **kwargs))
+            for machine_field in ("uid", "gid", "ino", "nlink"):
+                out.pop(machine_field, None)
+            out["created"] = out["mtime"] = self.as_of
+            if out.get("type") == "directory":
+                out["size"] = 0
+            return out
+
+    return StableLocalFileSystem
+
+
+def stabilize_file_systems(scenario: Any) -> None:
+    """Give every Files app of `scenario` the machine-independent listing and metadata of
+    `_stable_local_file_system_class`, dated at the scenario's start. Set on the app instances' own
+    fsspec wrapper (`SandboxLocalFileSystem.local_fs.fs`, which ARE fills with fsspec's shared local
+    file system): nothing global changes. Idempotent; call it after anything that may give an app
+    a new wrapper (loading, ARE's `reset`)."""
+    from are.simulation.apps.virtual_file_system import VirtualFileSystem
+
+    stable = _stable_local_file_system_class()
+    for app in _file_system_apps(scenario):
+        sandbox = app.sandbox_fs if isinstance(app, VirtualFileSystem) else app
+        wrapper = getattr(sandbox, "local_fs", None)
+        if wrapper is not None and hasattr(wrapper, "fs") and not isinstance(wrapper.fs, stable):
+            fs = stable(skip_instance_cache=True)
+            fs.as_of = float(scenario.start_time or 0.0)
+            wrapper.fs = fs
 
 
 def _tree_fingerprint(root: str) -> tuple[tuple[str, str, int, int, int, int], ...]:
@@ -339,6 +392,7 @@ def prepare_for_rollout(
     if dropped:
         raise ScenarioError(source, f"ARE dropped app(s) {dropped} while loading their state (see ARE's log)")
     reseed_apps(scenario)
+    stabilize_file_systems(scenario)
     warn_if_file_contents_unavailable(scenario)
 
     has_oracle = any(isinstance(e, OracleEvent) for e in scenario.events)
@@ -368,6 +422,7 @@ def prepare_for_rollout(
     untouched = {name for name, (app, tree) in file_trees.items() if _tree_fingerprint(app.tmpdir) == tree}
     soft_reset_keeping(scenario, untouched)
     reseed_apps(scenario)
+    stabilize_file_systems(scenario)
     scenario.oracle_run_event_log = oracle_log
     scenario.judge = judge
     prepared = PreparedScenario(
