@@ -89,7 +89,7 @@ def forwarded_env(batch: Batch) -> dict[str, str]:
 class RayExecutor:
     """Rollouts on `workers` Ray actors (default: the cluster's CPUs, one actor per CPU), each
     running up to `concurrency` at once. `address`: join that cluster (`host:port`, `auto`, or
-    `ray://...`) instead of starting a private local one."""
+    `ray://...`, untested) instead of starting a private local one."""
 
     def __init__(
         self,
