@@ -42,7 +42,8 @@ DEFAULT_TIMEOUT = 2.0
 
 
 class PreflightError(OrchestraError):
-    """A batch that cannot run as configured (the first problem found, in one line)."""
+    """A batch that cannot run as configured (the first problem found, in one line; bad scenario
+    files: all of them, one line each)."""
 
 
 @dataclass(frozen=True)
@@ -77,15 +78,23 @@ def models_of(spec: RolloutSpec) -> list[ModelUse]:
 
 
 def preflight(batch: Sequence[tuple[RolloutSpec, ScenarioFile | None]], host: Host, *, timeout: float = DEFAULT_TIMEOUT) -> None:
-    """Check the batch (see the module doc); raise `PreflightError` with the first problem."""
+    """Check the batch (see the module doc); raise `PreflightError` with the first problem, or
+    with every bad scenario file at once (one line each, then their count)."""
     seen_files: set[str] = set()
+    bad: list[str] = []
     for spec, file in batch:
         file = file or ScenarioFile(spec.scenario)
         key = str(file.path)
         if key in seen_files:
             continue
         seen_files.add(key)
-        _check_scenario(file)
+        problem = _scenario_problem(file)
+        if problem is not None:
+            bad.append(problem)
+    if len(bad) == 1:
+        raise PreflightError(f"preflight: {bad[0]}")
+    if bad:
+        raise PreflightError("\n".join([f"preflight: {line}" for line in bad] + [f"preflight: {len(bad)} bad scenario files"]))
     seen: set[ModelUse] = set()
     for use in (u for spec, _ in batch for u in models_of(spec)):
         if use in seen:
@@ -101,13 +110,15 @@ def check_judge(judge: JudgeConfig, host: Host, *, timeout: float = DEFAULT_TIME
         check_model(ModelUse(judge.model, judge.endpoint, judge.api_key, who="judge"), host, timeout=timeout)
 
 
-def _check_scenario(file: ScenarioFile) -> None:
+def _scenario_problem(file: ScenarioFile) -> str | None:
+    """What is wrong with the scenario file, in one line (None: nothing the precheck finds)."""
     from orchestra.are.loading import precheck_scenario_json
 
     try:
         precheck_scenario_json(file.text, file.path)
     except ScenarioError as exc:
-        raise PreflightError(f"preflight: {exc}") from None
+        return str(exc)
+    return None
 
 
 def check_model(use: ModelUse, host: Host, *, timeout: float = DEFAULT_TIMEOUT) -> None:

@@ -110,6 +110,25 @@ def test_a_bad_scenario_file_fails_at_preflight_before_any_rollout(tmp_path, sce
     assert code == 2 and captured.out == "" and "z_empty.json: empty file" in captured.err
 
 
+def test_every_bad_scenario_file_is_reported_at_once(tmp_path, scenario_path, capsys):
+    """A directory with three bad files: one line each, then the count, in one run (not one per run)."""
+    good = scenario_path("starter_search_lookup").read_text()
+    (tmp_path / "a_good.json").write_text(good)
+    (tmp_path / "b_truncated.json").write_text(good[:200])
+    (tmp_path / "c_empty.json").write_text("")
+    (tmp_path / "d_no_apps.json").write_text(json.dumps({**json.loads(good), "apps": []}))
+    code = main(["run", "--team", str(REPO / "teams" / "oracle.yaml"), "--scenarios", str(tmp_path), "--out", str(tmp_path / "out")])
+    captured = capsys.readouterr()
+    lines = captured.err.strip().splitlines()
+    assert code == 2 and captured.out == ""
+    assert len(lines) == 4, lines
+    assert "b_truncated.json: malformed JSON" in lines[0]
+    assert "c_empty.json: empty file" in lines[1]
+    assert "d_no_apps.json: no apps" in lines[2]
+    assert lines[3] == "preflight: 3 bad scenario files"
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
+
+
 def test_every_model_of_a_team_is_checked():
     team = read_team(team_path("heterogeneous")).config
     spec = RolloutSpec(scenario="x.json", team=team)

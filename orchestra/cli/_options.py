@@ -247,7 +247,12 @@ def add_executor_options(p: argparse.ArgumentParser) -> None:
         "ray: Ray actors on a private local cluster or --ray-address (the `ray` extra). Same records, results file and resume",
     )
     g.add_argument("--workers", type=positive_int, metavar="N", help="worker processes or Ray actors (default: one per CPU)")
-    g.add_argument("--ray-address", metavar="ADDR", help="join this Ray cluster (host:port, auto, ray://host:port) instead of starting a local one")
+    g.add_argument(
+        "--ray-address",
+        metavar="ADDR",
+        help="join this Ray cluster (host:port or auto; ray:// is untested) instead of starting a local one; "
+        "a host:port that accepts no connection within 30 s fails the run (docs/scale.md)",
+    )
 
 
 def executor_kwargs(args: argparse.Namespace) -> dict[str, Any]:
@@ -256,4 +261,8 @@ def executor_kwargs(args: argparse.Namespace) -> dict[str, Any]:
         raise OrchestraError("--workers is for --executor process or ray (local runs on this event loop: use --concurrency)")
     if args.ray_address is not None and args.executor != "ray":
         raise OrchestraError(f"--ray-address is for --executor ray, not {args.executor}")
+    if args.ray_address is not None:  # a head that does not answer fails now, in one line (Ray retries it for minutes)
+        from orchestra.executors.ray_executor import CONNECT_TIMEOUT, check_reachable
+
+        check_reachable(args.ray_address, CONNECT_TIMEOUT)
     return {"executor_name": args.executor, "workers": args.workers, "ray_address": args.ray_address}

@@ -13,7 +13,10 @@ batch goes on. Tasks are never retried by Ray itself, so no rollout runs twice u
 Without `--ray-address` a private local cluster is started for the run (`address="local"`: never
 one that happens to run on the machine) and stopped after it: no dashboard, a small object
 store, usage statistics off (`RAY_USAGE_STATS_ENABLED=0` unless set), nothing reaching the
-network. With an address, orchestra joins that cluster as a driver and leaves it running.
+network. With an address, orchestra joins that cluster as a driver and leaves it running. A
+`host:port` address is first checked with a plain TCP connection (at most `connect_timeout`
+seconds, `CONNECT_TIMEOUT` by default): Ray itself retries a head that does not answer for
+minutes, logging only its own lines; here nothing listening fails the run at once, in one line.
 Ray is imported here only, when the executor runs: `import orchestra` never imports it.
 """
 
@@ -21,6 +24,7 @@ from __future__ import annotations
 
 import logging
 import os
+import socket
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -32,10 +36,12 @@ from orchestra.host import Host
 from orchestra.models import env_refs
 from orchestra.record import RolloutRecord
 
-__all__ = ["FORWARDED_ENV", "LOCAL_OBJECT_STORE_BYTES", "RayExecutor", "RolloutWorker", "forwarded_env", "import_ray"]
+__all__ = ["CONNECT_TIMEOUT", "FORWARDED_ENV", "LOCAL_OBJECT_STORE_BYTES", "RayExecutor", "RolloutWorker", "check_reachable", "forwarded_env", "import_ray"]
 
 #: The object store of a local cluster: records travel through it, a few MB each at most.
 LOCAL_OBJECT_STORE_BYTES = 96 * 1024 * 1024
+#: Seconds a `--ray-address host:port` has to accept a TCP connection before the run fails.
+CONNECT_TIMEOUT = 30.0
 #: Environment variables a joined cluster's workers get from the driver (when set here): what
 #: keeps them offline and loads the same plugins. Variables the specs refer to (`${VAR}`) too.
 FORWARDED_ENV = (
@@ -83,13 +89,21 @@ def forwarded_env(batch: Batch) -> dict[str, str]:
 class RayExecutor:
     """Rollouts on `workers` Ray actors (default: the cluster's CPUs, one actor per CPU), each
     running up to `concurrency` at once. `address`: join that cluster (`host:port`, `auto`, or
-    `ray://...`) instead of starting a private local one."""
+    `ray://...`, untested) instead of starting a private local one."""
 
-    def __init__(self, workers: int | None = None, address: str | None = None, *, object_store_bytes: int = LOCAL_OBJECT_STORE_BYTES) -> None:
+    def __init__(
+        self,
+        workers: int | None = None,
+        address: str | None = None,
+        *,
+        object_store_bytes: int = LOCAL_OBJECT_STORE_BYTES,
+        connect_timeout: float = CONNECT_TIMEOUT,
+    ) -> None:
         if workers is not None and workers < 1:
             raise OrchestraError(f"workers must be 1 or more, got {workers}")
         self.workers = workers
         self.address = address
+        self.connect_timeout = connect_timeout
         self.object_store_bytes = object_store_bytes
         #: The pids of the actors (for tests and diagnostics), filled once they are ready.
         self.pids: list[int] = []
@@ -99,6 +113,8 @@ class RayExecutor:
             raise OrchestraError("a judge pool lives in one process: the ray executor's actors build their own (pass none)")
         if not batch:
             return
+        if self.address is not None:
+            check_reachable(self.address, self.connect_timeout)
         ray = import_ray()
         recipe = HostRecipe.of(host)
         started = self._connect(ray)
@@ -155,6 +171,23 @@ class RayExecutor:
         # on loopback: the node never looks up its network address (Ray would probe a public IP for it)
         ray.init(address="local", num_cpus=self.workers, object_store_memory=self.object_store_bytes, _node_ip_address="127.0.0.1", **quiet)
         return True
+
+
+def check_reachable(address: str, timeout: float) -> None:
+    """A `host:port` address (not `auto`, not `ray://`) accepts a TCP connection within `timeout`
+    seconds, or `OrchestraError` in one line (Ray would retry it for minutes)."""
+    if "://" in address or address == "auto":
+        return
+    host, sep, port_text = address.rpartition(":")
+    host = host.strip("[]")
+    if not sep or not host or not port_text.isdigit():
+        raise OrchestraError(f"--ray-address {address}: cannot join the Ray cluster: expected host:port, auto or ray://host:port")
+    try:
+        with socket.create_connection((host, int(port_text)), timeout=timeout):
+            pass
+    except OSError as exc:
+        why = f"nothing answered within {timeout:g} s" if isinstance(exc, TimeoutError) else (exc.strerror or type(exc).__name__)
+        raise OrchestraError(f"--ray-address {address}: cannot join the Ray cluster: {why} (is the head node up, is its GCS port open?)") from None
 
 
 def _cause(exc: BaseException) -> str:

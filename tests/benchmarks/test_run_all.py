@@ -24,6 +24,9 @@ def test_the_benchmark_runs_the_env_step_figure_and_prints_the_table(tmp_path, c
     assert step["steps"] == 20 and step["median_ms"] > 0 and step["p99_ms"] >= step["median_ms"] and step["raw_median_ms"] > 0
     printed = capsys.readouterr().out
     assert "env overhead per agent step" in printed and "median <= 2 ms" in printed
+    header, _, row = printed.strip().splitlines()
+    assert header.rstrip(" |").endswith("| met") and "[--quick smoke test: not comparable to the target]" in row
+    assert row.rstrip(" |").endswith("| n/a")
 
 
 def test_the_table_has_a_row_per_figure_with_its_baseline_and_target():
@@ -35,6 +38,27 @@ def test_the_table_has_a_row_per_figure_with_its_baseline_and_target():
     rows = run_all.table(results)
     assert [r[0] for r in rows] == ["replay 51 scenarios, judged (whole process)", "orchestra --help"]
     assert rows[0][3] == "cpu 0.50x, wall 0.80x" and rows[0][4] == "<= 0.5x" and rows[1][4] == "<= 1 s"
+    assert [r[5] for r in rows] == ["yes", "yes"]
+
+
+def test_met_says_whether_each_target_is_met_and_quick_marks_every_row_a_smoke_test():
+    run_all = load_run_all()
+    levels = [
+        {"concurrency": n, "rollouts_per_s": 1.0, "peak_rss_growth_mb_per_rollout": 0.1, "errors": 0, "ideal_rollouts_per_s": 2.0, "env_share": share}
+        for n, share in ((8, 0.5), (256, 0.04))
+    ]
+    results = {
+        "replay": {"scenarios": 1, "a_cpu_s": 27.0, "a_wall_s": 27.0, "b_cpu_s": 10.0, "b_wall_s": 10.0, "cpu_ratio": 2.7, "wall_ratio": 2.7},
+        "cold": {"bytes": 1e6, "cpu_s": 0.25, "wall_s": 0.4, "are_cpu_s": 1.0},
+        "step": {"median_ms": 1.0, "p99_ms": 12.0, "raw_median_ms": 0.1},
+        "concurrency": {"latency_s": 0.5, "judge_build_cpu_s": 4.0, "judge_clone_cpu_s": 0.001, "levels": levels},
+        "startup": {"commands": [{"command": "orchestra --help", "a_wall_s": 1.5, "a_cpu_s": 0.9, "b_wall_s": 0.1, "wall_ratio": 15.0}]},
+    }
+    assert [r[5] for r in run_all.table(results)] == ["no", "yes", "no", "n/a", "n/a", "yes", "no"]
+    quick = run_all.table(results, quick=True)
+    assert [r[5] for r in quick] == ["n/a"] * 7
+    assert all(r[0].endswith("[--quick smoke test: not comparable to the target]") for r in quick)
+    assert quick[0][3] == "cpu 2.70x, wall 2.70x"  # the figure itself is still shown
 
 
 def test_the_concurrency_rows_show_a_judge_built_against_a_judge_cloned():
@@ -42,7 +66,7 @@ def test_the_concurrency_rows_show_a_judge_built_against_a_judge_cloned():
     level = {"concurrency": 64, "rollouts_per_s": 2.8, "peak_rss_growth_mb_per_rollout": 0.8, "errors": 0, "ideal_rollouts_per_s": 32.0, "env_share": 0.91}
     results = {"concurrency": {"latency_s": 0.5, "judge_build_cpu_s": 4.0, "judge_clone_cpu_s": 0.001, "levels": [level]}}
     rows = run_all.table(results)
-    assert rows[0] == ("one more judge for a concurrent rollout", "cloned: cpu 1.00 ms", "built: cpu 4.00 s", "4000x cheaper", "-")
+    assert rows[0] == ("one more judge for a concurrent rollout", "cloned: cpu 1.00 ms", "built: cpu 4.00 s", "4000x cheaper", "-", "n/a")
     assert rows[1][0] == "64 concurrent rollouts, mock model 500 ms/call" and rows[1][3] == "env share 91.0 %"
 
 
