@@ -6,6 +6,7 @@ closed under the run (`| head -1`) stops it quietly, keeping what finished, with
 from __future__ import annotations
 
 import io
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -124,3 +125,18 @@ def test_the_program_piped_into_head_stops_quietly(tmp_path, scenario_path):
     assert last.startswith("orchestra: stdout closed: ") and last.endswith(f"resume with: orchestra {' '.join(argv)}"), stderr
     assert "Traceback" not in stderr and "Exception ignored" not in stderr and "BrokenPipeError" not in stderr
     assert len(read_results(out)) in (1, 2)
+
+
+def test_system_exit_inside_the_program_ends_it_as_ctrl_c_does(tmp_path, scenario_path):
+    """As the program, SystemExit inside the run (SIGTERM while Ray connects) ends the process as Ctrl-C does: no exception group traceback."""
+    team = _team(tmp_path, "exiter_program", 1)
+    out = tmp_path / "run"
+    argv = ["run", "--team", str(team), "--scenarios", *(str(scenario_path(s)) for s in SCENARIOS), "--out", str(out), "--no-progress"]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run([sys.executable, "-m", "orchestra.cli", *argv], cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 130, done.stderr
+    assert done.stderr.strip().splitlines()[-1] == (
+        f"orchestra: interrupted: 1 of 3 rollout(s) finished, kept in {out / 'results.jsonl'}; resume with: orchestra {' '.join(argv)}"
+    )
+    assert "Traceback" not in done.stderr and "SystemExit" not in done.stderr
+    assert len(read_results(out)) == 1
