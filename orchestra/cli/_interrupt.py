@@ -28,7 +28,7 @@ from typing import Any, NoReturn
 import anyio
 import anyio.abc
 
-from orchestra.cli import INTERRUPTED, leaves
+from orchestra.cli import CLOSED_OUTPUT, INTERRUPTED, leaves
 from orchestra.cli._trace import say_lost
 from orchestra.executors import abandon_workers
 from orchestra.tracing import active as active_tracing
@@ -36,9 +36,6 @@ from orchestra.tracing import active as active_tracing
 #: Why a run stopped early: a signal (or `SystemExit` inside the run), or its stdout closed.
 INTERRUPTED_WHY = "interrupted"
 CLOSED_WHY = "stdout closed"
-
-#: The exit status when stdout closed under the run (128 + SIGPIPE, as a shell reports a tool killed by it).
-CLOSED_OUTPUT = 141
 
 
 def as_program(args: argparse.Namespace) -> bool:

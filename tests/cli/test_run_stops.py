@@ -140,3 +140,10 @@ def test_system_exit_inside_the_program_ends_it_as_ctrl_c_does(tmp_path, scenari
     )
     assert "Traceback" not in done.stderr and "SystemExit" not in done.stderr
     assert len(read_results(out)) == 1
+
+
+def test_any_command_piped_into_a_closed_reader_ends_quietly(monkeypatch, capsys):
+    capsys.readouterr()
+    monkeypatch.setattr(sys, "stdout", ClosedPipe())
+    assert main(["scenarios", str(REPO / "scenarios")]) == 141
+    assert capsys.readouterr().err == ""
