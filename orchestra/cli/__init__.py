@@ -9,6 +9,7 @@ of a second.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import logging
 import os
@@ -108,6 +109,9 @@ def configure_logging(verbosity: int) -> None:
 #: The exit status of an interrupted command (128 + SIGINT, as a shell reports it).
 INTERRUPTED = 130
 
+#: The exit status of a command whose stdout closed (`orchestra ... | head -1`: 128 + SIGPIPE, as a shell reports a tool killed by it).
+CLOSED_OUTPUT = 141
+
 
 def main(argv: Sequence[str] | None = None) -> int:
     """The command line (`argv`: the words after `orchestra`; None: the program's own arguments).
@@ -134,14 +138,39 @@ def _main(argv: Sequence[str] | None, *, program: bool) -> int:
     try:
         with one_line_warnings(), tracing_from_args(args):  # tracing: a no-op unless the command has --trace and it (or OTEL_TRACES_EXPORTER) is set
             return int(args.func(args) or 0)
-    except OrchestraError as exc:
-        print(f"orchestra: error: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
+    except BaseExceptionGroup as group:  # the rollouts' task group wraps what they raise: each error as if alone
+        return _failed(group, leaves(group), debug=args.debug, program=program)
+    except (Exception, KeyboardInterrupt) as exc:
+        return _failed(exc, [exc], debug=args.debug, program=program)
+
+
+def leaves(exc: BaseException) -> list[BaseException]:
+    """The exceptions `exc` stands for: an exception group's (nested groups flattened), else `exc` itself."""
+    if isinstance(exc, BaseExceptionGroup):
+        return [leaf for inner in exc.exceptions for leaf in leaves(inner)]
+    return [exc]
+
+
+def _failed(raised: BaseException, errors: list[BaseException], *, debug: bool, program: bool) -> int:
+    """A command that raised `raised` (standing for `errors`): one line per error on stderr, exit 2;
+    a bug or an unexpected failure shows its traceback only with --debug. Stdout closed (`| head -1`)
+    ends the command quietly, as a Unix tool on EPIPE: exit `CLOSED_OUTPUT`, later writes to stdout
+    (the interpreter's last flush) going to /dev/null, as Python's documentation recommends."""
+    if any(not isinstance(e, (Exception, KeyboardInterrupt)) for e in errors):
+        raise raised  # SystemExit and the like: not an error to report
+    if any(isinstance(e, BrokenPipeError) for e in errors):
+        if program:
+            with contextlib.suppress(OSError, ValueError):
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return CLOSED_OUTPUT
+    if any(isinstance(e, KeyboardInterrupt) for e in errors):
         print("orchestra: interrupted", file=sys.stderr)
         return INTERRUPTED
-    except Exception as exc:  # a bug or an unexpected failure: one line, the traceback only with --debug
-        if args.debug:
-            raise
-        print(f"orchestra: error: {type(exc).__name__}: {exc} (run with --debug for the traceback)", file=sys.stderr)
-        return 2
+    if debug and not all(isinstance(e, OrchestraError) for e in errors):
+        raise raised
+    for exc in errors:
+        if isinstance(exc, OrchestraError):
+            print(f"orchestra: error: {exc}", file=sys.stderr)
+        else:
+            print(f"orchestra: error: {type(exc).__name__}: {exc} (run with --debug for the traceback)", file=sys.stderr)
+    return 2

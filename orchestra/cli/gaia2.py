@@ -13,7 +13,6 @@ from typing import Any
 import anyio
 import anyio.abc
 
-from orchestra.cli import INTERRUPTED
 from orchestra.cli._interrupt import Interrupt
 from orchestra.cli._options import add_noise_knobs, add_session_options, non_negative_int, positive_int, session_config
 from orchestra.cli._output import emit_json, outcome_line, outcome_record
@@ -172,11 +171,11 @@ def _run_phases(args: argparse.Namespace, host: Host, batches: list[Any], source
                 print(f"orchestra: gaia2: {phase.name}: resuming: {len(earlier)} of {len(specs)} finished before; running {len(todo)}", file=sys.stderr)
             else:
                 print(f"orchestra: gaia2: {phase.name}: {len(specs)} rollout(s)", file=sys.stderr)
-            done, interrupted = _run(args, host, todo, run_dir, len(specs), earlier)
+            done, ctrl_c = _run(args, host, todo, run_dir, len(specs), earlier)
             earlier += done
-            if interrupted:
-                _interrupted(args, run_dir, len(earlier), len(specs))
-                return INTERRUPTED
+            if ctrl_c.why is not None:
+                _interrupted(args, run_dir, len(earlier), len(specs), why=ctrl_c.why)
+                return ctrl_c.code
         by_key = {_key(r.spec): r for r in earlier if r.spec is not None}
         for _, name, ss, config in phase_batches:
             mine = [by_key[_key(spec)] for spec, _ in ss if _key(spec) in by_key]
@@ -202,8 +201,10 @@ def _are_report(out: Path, model: str) -> None:
     (out / "computed_stats.json").write_text(json.dumps(read_submission(out, model=model), indent=2, sort_keys=True) + "\n")
 
 
-def _run(args: argparse.Namespace, host: Host, todo: list[Any], run_dir: RunDir, total: int, earlier: list[RolloutRecord]) -> tuple[list[RolloutRecord], bool]:
-    """One phase's remaining rollouts, each kept as it finishes; (records, interrupted).
+def _run(
+    args: argparse.Namespace, host: Host, todo: list[Any], run_dir: RunDir, total: int, earlier: list[RolloutRecord]
+) -> tuple[list[RolloutRecord], Interrupt]:
+    """One phase's remaining rollouts, each kept as it finishes; (records, its `Interrupt`: `why` it stopped early, if it did).
 
     Run as the program, Ctrl-C ends the process at once, even while a rollout is inside synchronous
     work (a scenario loading, the judge) that an event-loop signal receiver would first wait for:
@@ -214,7 +215,7 @@ def _run(args: argparse.Namespace, host: Host, todo: list[Any], run_dir: RunDir,
     display = display_for(
         json_rows=args.json, line=outcome_line, emit=lambda o: emit_json(outcome_record(o)), total=total, done=earlier, rich=False if args.no_progress else None
     )
-    ctrl_c = Interrupt(args, display=display, last_words=lambda: _interrupted(args, run_dir, len(earlier) + len(done), total))
+    ctrl_c = Interrupt(args, display=display, last_words=lambda why: _interrupted(args, run_dir, len(earlier) + len(done), total, why=why))
 
     def keep(o: RolloutRecord) -> None:
         with ctrl_c.keeping():
@@ -228,15 +229,22 @@ def _run(args: argparse.Namespace, host: Host, todo: list[Any], run_dir: RunDir,
                 display.add(o)
 
     ctrl_c.run(rollouts)
-    return done, ctrl_c.interrupted
+    return done, ctrl_c
 
 
-def _interrupted(args: argparse.Namespace, run_dir: RunDir, finished: int, total: int) -> None:
+def _interrupted(args: argparse.Namespace, run_dir: RunDir, finished: int, total: int, *, why: str) -> None:
     """Ctrl-C: what finished in the phase, where it is kept, and the command that resumes."""
     argv = getattr(args, "argv", None) or sys.argv[1:]
     phase = run_dir.path.name
+    if not finished:  # nothing kept in this phase: its results.jsonl may not even exist
+        print(
+            f"\norchestra: {why} in phase {phase}: none of its {total} rollout(s) finished (earlier phases are complete); "
+            f"rerun with: orchestra {shlex.join(argv)}",
+            file=sys.stderr,
+        )
+        return
     print(
-        f"\norchestra: interrupted in phase {phase}: {finished} of its {total} rollout(s) finished, kept in {run_dir.results} "
+        f"\norchestra: {why} in phase {phase}: {finished} of its {total} rollout(s) finished, kept in {run_dir.results} "
         f"(earlier phases are complete); resume with: orchestra {shlex.join(argv)}",
         file=sys.stderr,
     )

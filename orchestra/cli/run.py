@@ -11,7 +11,6 @@ from typing import Any
 import anyio
 import anyio.abc
 
-from orchestra.cli import INTERRUPTED
 from orchestra.cli._interrupt import Interrupt
 from orchestra.cli._options import (
     SOURCE_HELP,
@@ -177,7 +176,7 @@ def _run_batch(args: argparse.Namespace, specs: list[_Spec], host: Host, team_ya
         done=earlier,
         rich=False if args.no_progress else None,
     )
-    ctrl_c = Interrupt(args, display=display, last_words=lambda: _stopped(args, earlier + outcomes, len(specs), run_dir, why="interrupted"))
+    ctrl_c = Interrupt(args, display=display, last_words=lambda why: _stopped(args, earlier + outcomes, len(specs), run_dir, why=why))
 
     def keep(o: RolloutRecord) -> None:
         with ctrl_c.keeping():
@@ -198,11 +197,10 @@ def _run_batch(args: argparse.Namespace, specs: list[_Spec], host: Host, team_ya
                     tg.cancel_scope.cancel()  # the rollouts in flight are abandoned, as on Ctrl-C
 
     ctrl_c.run(rollouts)
-    interrupted = ctrl_c.interrupted
     everything = earlier + outcomes
-    if interrupted or stopped is not None:
-        _stopped(args, everything, len(specs), run_dir, why=stopped or "interrupted")
-        return INTERRUPTED if interrupted else 1
+    if ctrl_c.why is not None or stopped is not None:
+        _stopped(args, everything, len(specs), run_dir, why=ctrl_c.why or stopped or "")
+        return ctrl_c.code if ctrl_c.why is not None else 1
     errors = sum(o.status == "ERROR" for o in everything)
     summary = summarize(everything, Manifest.model_validate_json(run_dir.manifest_path.read_text()) if run_dir is not None else None)
     if run_dir is not None:
@@ -223,7 +221,9 @@ def _run_batch(args: argparse.Namespace, specs: list[_Spec], host: Host, team_ya
 def _stopped(args: argparse.Namespace, everything: list[RolloutRecord], total: int, run_dir: RunDir | None, *, why: str) -> None:
     """A run that stopped early (Ctrl-C, errors in a row): why, what finished, and the command that resumes."""
     argv = getattr(args, "argv", None) or sys.argv[1:]
-    if run_dir is not None:
+    if run_dir is not None and not everything:  # nothing kept: results.jsonl may not even exist
+        print(f"\norchestra: {why}: none of {total} rollout(s) finished; rerun with: orchestra {shlex.join(argv)}", file=sys.stderr)
+    elif run_dir is not None:
         print(
             f"\norchestra: {why}: {len(everything)} of {total} rollout(s) finished, kept in {run_dir.results}; resume with: orchestra {shlex.join(argv)}",
             file=sys.stderr,

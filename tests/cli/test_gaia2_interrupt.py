@@ -40,8 +40,7 @@ def test_ctrl_c_stops_at_once_keeps_what_finished_and_the_rerun_completes_it(set
     stderr = done.stderr
     assert done.returncode == 130, stderr
     assert stderr.strip().splitlines()[-1] == (
-        f"orchestra: interrupted in phase agent2agent: 0 of its 1 rollout(s) finished, kept in {out / 'agent2agent' / 'results.jsonl'} "
-        f"(earlier phases are complete); resume with: orchestra {' '.join(argv)}"
+        f"orchestra: interrupted in phase agent2agent: none of its 1 rollout(s) finished (earlier phases are complete); rerun with: orchestra {' '.join(argv)}"
     )
     assert "Traceback" not in stderr and "never awaited" not in stderr
     kept = (out / "standard" / "results.jsonl").read_text().splitlines()
