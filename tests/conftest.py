@@ -8,12 +8,49 @@ from __future__ import annotations
 
 import os
 import socket
+from pathlib import PurePosixPath
+from typing import Any
 
 import pytest
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+
+
+def _uses_the_local_model(test_file: str) -> bool:
+    """The files whose tests need the local model server (`local_server`): in tests/integration/,
+    `local` in the name (checked at collection: `pytest_collection_modifyitems`)."""
+    path = PurePosixPath(test_file)
+    return path.parent.name == "integration" and "local" in path.name
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """`--dist loadfile` (what `dev.py test` runs), with every local-model file in one unit: one
+    llama.cpp server, on one worker. With a server per worker, two servers of 2 threads each on the
+    2 cores spin against each other (llama.cpp busy-waits), and each holds ~5 GB: those tests ran
+    2-3x slower. Other `--dist` modes are xdist's own."""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class FilesWithOneLocalModelUnit(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            test_file = nodeid.split("::", 1)[0]
+            return "local-model-files" if _uses_the_local_model(test_file) else test_file
+
+    return FilesWithOneLocalModelUnit(config, log)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """A test that needs the local model server lives where the scheduler looks for it."""
+    strays = sorted(
+        {item.nodeid.split("::", 1)[0] for item in items if "local_server" in getattr(item, "fixturenames", ())}
+        - {item.nodeid.split("::", 1)[0] for item in items if _uses_the_local_model(item.nodeid.split("::", 1)[0])}
+    )
+    if strays:
+        raise pytest.UsageError(f"tests using `local_server` must be in tests/integration/*local*.py (one xdist unit): {strays}")
 
 
 @pytest.fixture(autouse=True)
