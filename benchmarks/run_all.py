@@ -376,31 +376,27 @@ def table(results: dict[str, Any], *, quick: bool = False) -> list[Row]:
     return rows
 
 
+def _replay_row(r: dict[str, Any], ours: str, baseline: str) -> Row:
+    """A replay pair's row: orchestra's command (`a_*`) against ARE's harness (`b_*`)."""
+    return (
+        f"replay {r['scenarios']} scenarios, {ours}",
+        f"cpu {r['a_cpu_s']:.1f} s, wall {r['a_wall_s']:.1f} s",
+        f"{baseline}: cpu {r['b_cpu_s']:.1f} s, wall {r['b_wall_s']:.1f} s",
+        f"cpu {r['cpu_ratio']:.2f}x, wall {r['wall_ratio']:.2f}x",
+        "<= 0.5x",
+        met(r["cpu_ratio"] <= 0.5),
+    )
+
+
 def _rows(results: dict[str, Any]) -> list[Row]:
     out = []
     if "replay" in results:
         r = results["replay"]
-        out.append(
-            (
-                f"replay {r['scenarios']} scenarios, judged (whole process)",
-                f"cpu {r['a_cpu_s']:.1f} s, wall {r['a_wall_s']:.1f} s",
-                f"ARE unjudged oracle: cpu {r['b_cpu_s']:.1f} s, wall {r['b_wall_s']:.1f} s",
-                f"cpu {r['cpu_ratio']:.2f}x, wall {r['wall_ratio']:.2f}x",
-                "<= 0.5x",
-                met(r["cpu_ratio"] <= 0.5),
-            )
-        )
+        out.append(_replay_row(r, "judged (whole process)", "ARE unjudged oracle"))
         if "process" in r:
             p = r["process"]
             out.append(
-                (
-                    f"replay {r['scenarios']} scenarios, judged, --executor process --workers {p['workers']}",
-                    f"cpu {p['a_cpu_s']:.1f} s, wall {p['a_wall_s']:.1f} s",
-                    f"ARE unjudged oracle (same rounds): cpu {p['b_cpu_s']:.1f} s, wall {p['b_wall_s']:.1f} s",
-                    f"cpu {p['cpu_ratio']:.2f}x, wall {p['wall_ratio']:.2f}x",
-                    "<= 0.5x",
-                    met(p["cpu_ratio"] <= 0.5),
-                )
+                _replay_row({**p, "scenarios": r["scenarios"]}, f"judged, --executor process --workers {p['workers']}", "ARE unjudged oracle (same rounds)")
             )
     if "cold" in results:
         r = results["cold"]
