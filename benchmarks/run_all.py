@@ -189,7 +189,6 @@ def fig_replay(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def fig_cold(args: argparse.Namespace) -> dict[str, Any]:
-    logging.disable(logging.WARNING)
     from are.simulation.data_handler.importer import JsonScenarioImporter
     from are.simulation.scenarios.scenario_imported_from_json.utils import preprocess_scenario
     from are.simulation.validation import ScriptedGraphPerEventJudgeConfig
@@ -220,7 +219,6 @@ def fig_cold(args: argparse.Namespace) -> dict[str, Any]:
 def fig_step(args: argparse.Namespace) -> dict[str, Any]:
     import anyio
 
-    logging.disable(logging.WARNING)
     from orchestra.are.judge_pool import JudgePool
     from orchestra.config import SessionConfig
     from orchestra.models import ModelConfig
@@ -271,7 +269,6 @@ def fig_step(args: argparse.Namespace) -> dict[str, Any]:
 def fig_concurrency(args: argparse.Namespace) -> dict[str, Any]:
     import anyio
 
-    logging.disable(logging.WARNING)
     from orchestra.are.judge_pool import JudgePool
     from orchestra.rl import EnvConfig, rollouts
     from orchestra_dev.mock_openai import MockServer
@@ -470,6 +467,18 @@ def print_table(rows: list[Row]) -> None:
         print("| " + " | ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) + " |")
 
 
+@contextlib.contextmanager
+def logging_disabled() -> Iterator[None]:
+    """`logging.disable(WARNING)` for the block, the process's previous setting restored after it
+    (the smoke test calls `main` in a pytest worker that runs other tests afterwards)."""
+    before = logging.root.manager.disable
+    logging.disable(logging.WARNING)
+    try:
+        yield
+    finally:
+        logging.disable(before)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--only", nargs="+", choices=FIGURES, default=list(FIGURES))
@@ -503,7 +512,8 @@ def main(argv: list[str] | None = None) -> int:
     for name in FIGURES:
         if name in args.only:
             t0 = time.perf_counter()
-            results[name] = globals()[f"fig_{name}"](args)
+            with logging_disabled():  # ARE logs every event; the figures time the work, not the log lines
+                results[name] = globals()[f"fig_{name}"](args)
             print(f"[{name}: {time.perf_counter() - t0:.0f} s]", file=sys.stderr, flush=True)
     print_table(table(results, quick=args.quick))
     if args.json:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import logging
 
 from helpers import REPO
 
@@ -19,7 +20,9 @@ def load_run_all():
 def test_the_benchmark_runs_the_env_step_figure_and_prints_the_table(tmp_path, capsys):
     run_all = load_run_all()
     out = tmp_path / "figures.json"
+    logging_before = logging.root.manager.disable
     assert run_all.main(["--quick", "--only", "step", "--json", str(out)]) == 0
+    assert logging.root.manager.disable == logging_before  # the process's logging is as it was (other tests follow in this worker)
     step = json.loads(out.read_text())["results"]["step"]
     assert step["steps"] == 20 and step["median_ms"] > 0 and step["p99_ms"] >= step["median_ms"] and step["raw_median_ms"] > 0
     printed = capsys.readouterr().out
