@@ -34,6 +34,27 @@ def scenario(name: str) -> Path:
     return matches[0]
 
 
+#: The apps the local-model tests keep (`trimmed_scenario`): the user interface, the system app and one
+#: app to look things up in — ARE's prompt lists every tool of every app, and a 0.5B model on 2 CPU
+#: cores reads the six-app starters' ~6,000-token prompt in 90 s, this one's ~2,000 tokens in 15-25 s.
+SMALL_APPS = ("AgentUserInterface", "SystemApp", "Contacts")
+
+
+def trimmed_scenario(name: str, folder: Path, apps: tuple[str, ...] = SMALL_APPS) -> Path:
+    """Starter `name` with only `apps` (by instance name), written as `folder/<name>.json`: the same
+    scenario in ARE's format (ARE's importer loads it, its judge judges it) with a shorter prompt.
+    Fails if an event of the scenario acts on an app that was left out."""
+    data = json.loads(scenario(name).read_text())
+    used = {(e.get("action") or {}).get("app") for e in data["events"]} - {None}
+    assert used <= set(apps), f"{name}: its events use {sorted(used - set(apps))}, which trimming would drop"
+    data["apps"] = [a for a in data["apps"] if a["name"] in apps]
+    assert {a["name"] for a in data["apps"]} == set(apps), f"{name} has no app among {sorted(set(apps) - {a['name'] for a in data['apps']})}"
+    folder.mkdir(parents=True, exist_ok=True)
+    target = folder / f"{name}.json"
+    target.write_text(json.dumps(data, indent=1))
+    return target
+
+
 #: A Gaia2 folder in ARE's layout with one bundled starter per config (`gaia2_folder`).
 GAIA2_STARTERS = {
     "execution": "execution/validation/starter_execution_calendar.json",

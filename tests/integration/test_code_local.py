@@ -1,18 +1,19 @@
 """The `code` scaffold against the real local model (plumbing only: a 0.5B model does not solve
 Gaia2): its reply is parsed as ARE's code format, a block runs in the wasm sandbox or the format
-error goes back, usage moves the clock, a verdict comes out."""
+error goes back, usage moves the clock, a verdict comes out. On a starter trimmed to three apps
+(`trimmed_scenario`), so the prompt is short enough for a CPU."""
 
 from __future__ import annotations
 
-from helpers import run_agent_on
+from helpers import run_agent_on, trimmed_scenario
 from orchestra.clock import ClockConfig
 from orchestra.session import SessionConfig
 
 
-def test_code_scaffold_runs_a_scenario_on_a_local_model(local_server, judge_pool, scenario_path):
+def test_code_scaffold_runs_a_scenario_on_a_local_model(local_server, judge_pool, tmp_path):
     clock = ClockConfig()
     result = run_agent_on(
-        scenario_path("starter_search_lookup"),
+        trimmed_scenario("starter_search_lookup", tmp_path),
         model=local_server.model,
         endpoint=local_server.api_base,
         scaffold="code",
