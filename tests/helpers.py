@@ -34,6 +34,31 @@ def scenario(name: str) -> Path:
     return matches[0]
 
 
+def scenario_features(path: Path) -> set[tuple[str, str]]:
+    """What a bundled scenario stands for in a matrix: its capability (its folder), its universe
+    (`univ_NN_...`, or the starters' own) and whether it has several turns."""
+    stem = path.stem
+    universe = stem.split("_")[1] if stem.startswith("univ_") else "starter"
+    turns = "multi" if "_mt_" in stem or "multiturn" in stem else "single"
+    return {("capability", path.parts[-3]), ("universe", universe), ("turns", turns)}
+
+
+def stratified(paths: list[Path]) -> list[Path]:
+    """The fewest of `paths` (greedy, deterministic: ties go to the first in sorted order) that between
+    them cover every capability, every universe and both single- and multi-turn scenarios: what a
+    slow matrix (every scaffold pair, every sandbox) runs on, where the whole corpus is run once by
+    the matrix's default case."""
+    left = sorted(paths)
+    wanted = set().union(*(scenario_features(p) for p in left))
+    chosen: list[Path] = []
+    while wanted:
+        best = max(left, key=lambda p: len(scenario_features(p) & wanted))  # max keeps the first of equals
+        chosen.append(best)
+        wanted -= scenario_features(best)
+        left.remove(best)
+    return sorted(chosen)
+
+
 #: The apps the local-model tests keep (`trimmed_scenario`): the user interface, the system app and one
 #: app to look things up in — ARE's prompt lists every tool of every app, and a 0.5B model on 2 CPU
 #: cores reads the six-app starters' ~6,000-token prompt in 90 s, this one's ~2,000 tokens in 15-25 s.

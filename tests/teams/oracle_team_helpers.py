@@ -9,7 +9,7 @@ from typing import Any
 
 import anyio
 
-from helpers import REPO, SCENARIOS
+from helpers import REPO, SCENARIOS, stratified
 from orchestra.hookspecs import hookimpl
 from orchestra.host import Host
 from orchestra.rollout import RolloutRecord, RolloutSpec, execute
@@ -117,18 +117,20 @@ def assert_scores_one_through_app_agents(record: RolloutRecord, recorder: CallRe
 
 
 def check_every_scenario(team_name: str, main: str, app_agents: str, judge_pool: Any) -> None:
-    """The slow matrix's body: every bundled scenario scores 1.0 through app-agents; one rollout, run
-    again, has the same event log (the one whose timing is tightest: three actions on two apps due
-    5 s after an environment event)."""
+    """The slow matrix's body: the stratified subset (every capability, every universe, single- and
+    multi-turn: `helpers.stratified`) and the tightest-timed scenario score 1.0 through app-agents;
+    that one, run again, has the same event log (three actions on two apps due 5 s after an
+    environment event). Every bundled scenario is run by the tool_calling pair of each team
+    (`test_every_bundled_scenario_scores_one_through_app_agents`)."""
     recorder = CallRecorder()
     host = Host.create([recorder])
     team = with_roles(load_shipped_team(team_name), main, app_agents)
     hashes = {}
-    for path in ALL_SCENARIOS:
+    tight = next(p for p in ALL_SCENARIOS if p.stem == "univ_02_mt_adapt_one_on_one_slot")
+    for path in sorted({*stratified(ALL_SCENARIOS), tight}):
         record = run_team(path, team, host, judge_pool, recorder)
         assert_scores_one_through_app_agents(record, recorder)
         assert record.result is not None
         hashes[path.stem] = record.result.event_log_sha256
-    tight = next(p for p in ALL_SCENARIOS if p.stem == "univ_02_mt_adapt_one_on_one_slot")
     again = run_team(tight, team, host, judge_pool)
     assert again.result is not None and again.result.event_log_sha256 == hashes[tight.stem]
