@@ -154,8 +154,8 @@ def run_agent_on(
     return anyio.run(go)
 
 
-BLOCKER = '''
-"""Test plugin: once AFTER rollout(s) closed, the next agent step blocks in synchronous code for an hour."""
+STEP_PLUGIN = '''
+"""Test plugin: once AFTER rollout(s) closed, the next agent step runs the test's action."""
 import os
 import time
 from pathlib import Path
@@ -173,22 +173,33 @@ def rollout_closed(rollout):
 
 @hookimpl
 def pre_step(agent):
-    mark = os.environ.get("BLOCKER_MARK")
-    if mark and closed >= AFTER:
-        Path(mark).write_text("blocked")
-        time.sleep(3600)
+    if closed >= AFTER:
+        ACTION
     return None
 '''
 
+#: `plugin_team`'s action for `interrupt_when_blocked`: block in synchronous code for an hour, in a
+#: process that sets BLOCKER_MARK (it writes the mark first); in-process runs never block.
+BLOCK = """mark = os.environ.get("BLOCKER_MARK")
+        if mark:
+            Path(mark).write_text("blocked")
+            time.sleep(3600)"""
+
+
+def plugin_team(tmp_path: Path, *, plugin: str, after: int, action: str, name: str = "blocked") -> Path:
+    """A one-agent oracle team (`tmp_path/<name>.yaml`) whose plugin `plugin` (written into `tmp_path`,
+    which the caller puts on sys.path) runs `action` (Python, in `pre_step`) at the first agent step
+    after `after` rollouts closed."""
+    (tmp_path / f"{plugin}.py").write_text(STEP_PLUGIN.replace("AFTER", str(after)).replace("ACTION", action))
+    team = tmp_path / f"{name}.yaml"
+    team.write_text(f"name: {name}\nmain:\n  scaffold: tool_calling\n  model: orchestra/oracle\nplugins: [{plugin}]\n")
+    return team
+
 
 def blocking_team(tmp_path: Path, *, plugin: str, after: int) -> Path:
-    """A one-agent oracle team whose plugin `plugin` (written into `tmp_path`, which the caller puts on
-    sys.path) blocks the first agent step after `after` rollouts closed, in a process that sets
-    BLOCKER_MARK (`interrupt_when_blocked`); in-process runs (no BLOCKER_MARK) never block."""
-    (tmp_path / f"{plugin}.py").write_text(BLOCKER.replace("AFTER", str(after)))
-    team = tmp_path / "blocked.yaml"
-    team.write_text(f"name: blocked\nmain:\n  scaffold: tool_calling\n  model: orchestra/oracle\nplugins: [{plugin}]\n")
-    return team
+    """`plugin_team` with `BLOCK`: the first agent step after `after` rollouts closed blocks, in a
+    process that sets BLOCKER_MARK (`interrupt_when_blocked`)."""
+    return plugin_team(tmp_path, plugin=plugin, after=after, action=BLOCK)
 
 
 def interrupt_when_blocked(

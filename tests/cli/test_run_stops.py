@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 import orchestra.cli.gaia2
+from helpers import plugin_team
 from orchestra.cli import main
 from orchestra.errors import OrchestraError
 from orchestra.results import read_results
@@ -21,32 +22,10 @@ from orchestra.results import read_results
 SCENARIOS = ("starter_execution_calendar", "starter_search_lookup", "starter_time_deadline")
 REPO = Path(__file__).resolve().parents[2]
 
-EXITER = '''
-"""Test plugin: once AFTER rollout(s) closed, the next agent step raises SystemExit(15), as Ray's SIGTERM handler does."""
-from orchestra.hookspecs import hookimpl
-
-closed = 0
-
-
-@hookimpl
-def rollout_closed(rollout):
-    global closed
-    closed += 1
-
-
-@hookimpl
-def pre_step(agent):
-    if closed >= AFTER:
-        raise SystemExit(15)
-    return None
-'''
-
 
 def _team(tmp_path: Path, plugin: str, after: int) -> Path:
-    (tmp_path / f"{plugin}.py").write_text(EXITER.replace("AFTER", str(after)))
-    team = tmp_path / "exiting.yaml"
-    team.write_text(f"name: exiting\nmain:\n  scaffold: tool_calling\n  model: orchestra/oracle\nplugins: [{plugin}]\n")
-    return team
+    """Once `after` rollout(s) closed, the next agent step raises SystemExit(15), as Ray's SIGTERM handler does."""
+    return plugin_team(tmp_path, plugin=plugin, after=after, action="raise SystemExit(15)", name="exiting")
 
 
 def test_an_error_raised_after_the_run_started_is_its_own_line(tmp_path, capsys, scenario_path):
