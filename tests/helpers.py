@@ -35,12 +35,15 @@ def scenario(name: str) -> Path:
 
 
 def scenario_features(path: Path) -> set[tuple[str, str]]:
-    """What a bundled scenario stands for in a matrix: its capability (its folder), its universe
-    (`univ_NN_...`, or the starters' own) and whether it has several turns."""
-    stem = path.stem
-    universe = stem.split("_")[1] if stem.startswith("univ_") else "starter"
-    turns = "multi" if "_mt_" in stem or "multiturn" in stem else "single"
-    return {("capability", path.parts[-3]), ("universe", universe), ("turns", turns)}
+    """What a bundled scenario stands for in a matrix, as `scenarios/manifest.json` records it: its
+    capability (its folder), its universe and its number of turns (one, or several)."""
+    entry = _manifest()[path.stem]
+    return {("capability", path.parts[-3]), ("universe", entry["universe"]), ("turns", "multi" if entry["turns"] > 1 else "single")}
+
+
+def _manifest() -> dict[str, Any]:
+    scenarios: dict[str, Any] = json.loads((SCENARIOS / "manifest.json").read_text())["scenarios"]
+    return scenarios
 
 
 def stratified(paths: list[Path]) -> list[Path]:
@@ -61,18 +64,27 @@ def stratified(paths: list[Path]) -> list[Path]:
 
 #: The apps the local-model tests keep (`trimmed_scenario`): the user interface, the system app and one
 #: app to look things up in — ARE's prompt lists every tool of every app, and a 0.5B model on 2 CPU
-#: cores reads the six-app starters' ~6,000-token prompt in 90 s, this one's ~2,000 tokens in 15-25 s.
+#: cores reads the six-app starters' ~6,000-token prompt in 90 s (64-72 tokens/s at that length), this
+#: one's ~2,000 tokens in about 20 s (~100 tokens/s: a shorter context is faster per token).
 SMALL_APPS = ("AgentUserInterface", "SystemApp", "Contacts")
 
 
 def trimmed_scenario(name: str, folder: Path, apps: tuple[str, ...] = SMALL_APPS) -> Path:
-    """Starter `name` with only `apps` (by instance name), written as `folder/<name>.json`: the same
-    scenario in ARE's format (ARE's importer loads it, its judge judges it) with a shorter prompt.
-    Fails if an event of the scenario acts on an app that was left out."""
+    """Starter `name` with only `apps` (by instance name), written as `folder/<name>.json`: a scenario
+    in ARE's format (ARE's importer loads it, its judge judges it, with or without Gaia2's noise)
+    with a shorter prompt. The task's data may have gone with the dropped apps, so the task may not
+    be answerable from the world any more: it is for tests of plumbing, not of skill. Fails if an
+    event of the scenario acts on an app that was left out."""
     data = json.loads(scenario(name).read_text())
     used = {(e.get("action") or {}).get("app") for e in data["events"]} - {None}
     assert used <= set(apps), f"{name}: its events use {sorted(used - set(apps))}, which trimming would drop"
     data["apps"] = [a for a in data["apps"] if a["name"] in apps]
+    augmentation = data.get("augmentation") or {}
+    if augmentation.get("apps"):  # the noise phase's extra app states, and its tool renaming
+        augmentation["apps"] = [a for a in augmentation["apps"] if a["name"] in apps]
+    for key in ("tool_names_mapping", "tool_descriptions_mapping"):
+        if augmentation.get(key):
+            augmentation[key] = {tool: v for tool, v in augmentation[key].items() if tool.split("__")[0] in apps}
     assert {a["name"] for a in data["apps"]} == set(apps), f"{name} has no app among {sorted(set(apps) - {a['name'] for a in data['apps']})}"
     folder.mkdir(parents=True, exist_ok=True)
     target = folder / f"{name}.json"

@@ -19,7 +19,7 @@ from orchestra.teams.config import EXPERT_TOOL_SUFFIX, TeamConfig
 SCAFFOLDS = ("react", "tool_calling", "parallel_tools")
 #: (main agent's scaffold, app-agents' scaffold)
 PAIRS = [(m, a) for m in SCAFFOLDS for a in SCAFFOLDS]
-#: The pairs the slow matrix runs over every scenario (tool_calling in both roles is the fast test's).
+#: The pairs the slow matrix runs over the stratified subset (tool_calling in both roles runs every scenario, in the fast test).
 OTHER_PAIRS = [p for p in PAIRS if p != ("tool_calling", "tool_calling")]
 ORACLE = "orchestra/oracle"
 #: Every bundled scenario (the 7 starters and the 44-scenario corpus).

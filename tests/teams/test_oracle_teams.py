@@ -8,10 +8,11 @@ no call on a served app itself, the app-agents made every app call ARE logged. T
 every scenario once (tool_calling in both roles) and every scaffold pair on a few scenarios that
 exercise delegation chains, placeholders across delegations and environment-started turns; the
 cross product of 2 teams x 8 other scaffold pairs with a stratified subset (every capability, every
-universe, single- and multi-turn: `helpers.stratified`, 8 scenarios) is `slow`, one test per pair,
-one file per team, so CI's `pytest -n 2 --dist loadfile` runs the two teams on two workers. (It
-ran the whole corpus for every pair until the suite's time mattered: 17 x 51 rollouts, about
-330 s of CI's 30 min, for combinations the scenario subset and the whole-corpus pair already cover.)
+universe, single- and multi-turn: `helpers.stratified`'s 7 scenarios, plus the tightest-timed one)
+is `slow`, one test per pair, one file per team, so CI's `pytest -n 2 --dist loadfile` runs the two
+teams on two workers. (It ran the whole corpus for every pair until the suite's time mattered:
+16 x 51 rollouts, about 300 s of CI's 30 min, for combinations the scenario subset and the
+whole-corpus pair already cover.)
 """
 
 from __future__ import annotations
