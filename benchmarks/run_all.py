@@ -373,10 +373,15 @@ def table(results: dict[str, Any], *, quick: bool = False) -> list[Row]:
     return rows
 
 
+def _size(n: int) -> str:
+    """A file size for a row: MB from 1 MB, else KB (the `--quick` figures use a 38 KB scenario)."""
+    return f"{n / 1e6:.1f} MB" if n >= 1e6 else f"{n / 1e3:.0f} KB"
+
+
 def _replay_row(r: dict[str, Any], ours: str, baseline: str) -> Row:
     """A replay pair's row: orchestra's command (`a_*`) against ARE's harness (`b_*`)."""
     return (
-        f"replay {r['scenarios']} scenarios, {ours}",
+        f"replay {r['scenarios']} scenario{'' if r['scenarios'] == 1 else 's'}, {ours}",
         f"cpu {r['a_cpu_s']:.1f} s, wall {r['a_wall_s']:.1f} s",
         f"{baseline}: cpu {r['b_cpu_s']:.1f} s, wall {r['b_wall_s']:.1f} s",
         f"cpu {r['cpu_ratio']:.2f}x, wall {r['wall_ratio']:.2f}x",
@@ -399,10 +404,10 @@ def _rows(results: dict[str, Any]) -> list[Row]:
         r = results["cold"]
         out.append(
             (
-                f"cold start {r['bytes'] / 1e6:.1f} MB universe, warm judge",
+                f"cold start {_size(r['bytes'])} universe, warm judge",
                 f"cpu {r['cpu_s']:.3f} s, wall {r['wall_s']:.3f} s",
                 f"ARE preprocess_scenario: cpu {r['are_cpu_s']:.3f} s",
-                f"{r['cpu_s'] / r['are_cpu_s']:.2f}x ARE (cpu)",
+                f"{r['cpu_s'] / r['are_cpu_s']:.3g}x ARE (cpu)",
                 "<= 0.3 s",
                 met(r["cpu_s"] <= 0.3),
             )

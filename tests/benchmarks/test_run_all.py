@@ -90,4 +90,4 @@ def test_the_replay_figure_also_compares_the_process_executor_with_ares_pool(mon
     assert figures["cpu_ratio"] == 0.475 and figures["process"]["workers"] == 3
     assert figures["process"]["cpu_ratio"] == (30.0 / 40 + 34.0 / 40) / 2 and figures["process"]["a_wall_s"] == 7.0
     rows = run_all.table({"replay": figures})
-    assert rows[1][0] == "replay 1 scenarios, judged, --executor process --workers 3" and rows[1][4] == "<= 0.5x"
+    assert rows[1][0] == "replay 1 scenario, judged, --executor process --workers 3" and rows[1][4] == "<= 0.5x"
