@@ -56,14 +56,14 @@ UV_VERSION = "0.13.8"
 #: once (2: with `--compile-bytecode`).
 INSTALL_FORMAT = "install-format-2"
 #: orchestra's own packages, compiled to bytecode on every run (the editable install leaves them in the checkout).
-OWN_PACKAGES = ("orchestra", "plugins", "scaffolds")
+OWN_PACKAGES = ("orchestra",)
 #: The `are-gaia2` verifiers environment (docs/rl.md), installed editable beside orchestra by the full lock.
 ENVIRONMENT = ROOT / "environments" / "are_gaia2"
 #: Portable llama.cpp build (AVX2, no AVX-512 or -march=native, no llava): runs on any x86-64 CI box.
 LLAMA_CMAKE_ARGS = "-DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON"
 
 #: What `test` lints (ruff) before the tests; mypy checks the files listed in pyproject.toml.
-LINTED = ("orchestra", "plugins", "scaffolds", "tests", "devtools", "benchmarks", "scripts", "environments", "dev.py")
+LINTED = ("orchestra", "tests", "devtools", "benchmarks", "scripts", "environments", "dev.py")
 
 OFFLINE_ENV = {
     "LITELLM_LOCAL_MODEL_COST_MAP": "True",
@@ -190,7 +190,7 @@ def main(argv: list[str]) -> int:
     if job == "demo":
         # The main job, offline: the oracle team (an oracle main agent delegating to oracle
         # app-agents for every app) on every bundled scenario, each rollout judged.
-        cmd = [_bin("orchestra"), "run", "--team", ROOT / "teams" / "oracle.yaml", "--scenarios", ROOT / "scenarios", *extra]
+        cmd = [_bin("orchestra"), "run", "--team", "oracle", "--scenarios", ROOT / "scenarios", *extra]
     elif job == "test":
         # The linter, the formatter's check and the type checker first (configured in pyproject.toml): an error fails CI.
         for check in ([_bin("ruff"), "check", *LINTED], [_bin("ruff"), "format", "--check", *LINTED], [_bin("mypy")]):

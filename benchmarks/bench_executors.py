@@ -1,6 +1,6 @@
 """Executors benchmark: rollouts per second with `local`, `process` and `ray`, in one run.
 
-Runs the oracle team (`teams/oracle.yaml`) over the whole bundled corpus with each executor in
+Runs the oracle team (`orchestra/teams/shipped/oracle.yaml`) over the whole bundled corpus with each executor in
 turn, in this same process — `local` (one rollout at a time on this event loop, the baseline),
 `process` (`--workers` worker processes) and `ray` (`--workers` actors on a private local Ray
 cluster) — and prints wall seconds, rollouts per second and the ratio to `local`. Worker start-up
@@ -35,8 +35,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     from orchestra.record import RolloutRecord
-    from orchestra.results import rollout_key
-    from orchestra.runner import execute_all, specs_for
+    from orchestra.runs.run_dir import rollout_key
+    from orchestra.runs.runner import execute_all, specs_for
     from orchestra.scenario_files import resolve
     from orchestra.teams.loading import read_team, team_path
 

@@ -61,7 +61,7 @@ def main() -> int:
 
     from orchestra.are import judge_pool
     from orchestra.are.judge_pool import _no_llm_engine
-    from orchestra.oracle import build_plan, replay
+    from orchestra.oracle.replay import build_plan, replay
     from orchestra.scenario_files import read_scenario_file
     from orchestra.session import Session
 

@@ -12,7 +12,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from orchestra.clock import ClockConfig
-from orchestra.judges import JudgeConfig
+from orchestra.judging.settings import JudgeConfig
 
 #: ARE's default agent budget (`max_iterations=80`), counted over the whole scenario.
 DEFAULT_MAX_STEPS = 80
@@ -56,7 +56,7 @@ class SessionConfig(BaseModel):
     notification_verbosity: Literal["low", "medium", "high"] = "medium"
     reward_mode: RewardMode = "binary"
     duration: float | None = Field(None, gt=0, description="Scenario duration in simulated seconds; default: ARE's cap (420 s Time, else 1800 s).")
-    judge: JudgeConfig = Field(default_factory=JudgeConfig, description="scripted (default) | llm | strict | a plugin's judge; see orchestra.judges")
+    judge: JudgeConfig = Field(default_factory=JudgeConfig, description="scripted (default) | llm | strict | a plugin's judge; see orchestra.judging.settings")
     noise: NoiseConfig | None = Field(None, description="Gaia2's noise (tool failures, environment events); None runs clean; true: Gaia2's defaults")
 
     @field_validator("noise", mode="before")

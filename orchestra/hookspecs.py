@@ -39,7 +39,7 @@ import pluggy
 from orchestra.types import ModelRequest, ModelResponse, StepDecision, StepRecord, ToolCall, ToolOutcome, ToolSpec
 
 if TYPE_CHECKING:  # pragma: no cover - types only
-    from orchestra.judges import JudgeConfig
+    from orchestra.judging.settings import JudgeConfig
     from orchestra.record import RolloutRecord
     from orchestra.views import AgentView, RolloutView
 

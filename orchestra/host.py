@@ -29,7 +29,7 @@ from orchestra.errors import OrchestraError
 
 if TYPE_CHECKING:  # pragma: no cover
     from orchestra.are.judge_pool import JudgePool
-    from orchestra.judges import JudgeConfig
+    from orchestra.judging.settings import JudgeConfig
 
 ENTRY_POINT_GROUP = "orchestra"
 BUILTIN_DIST = "orchestra-agents"

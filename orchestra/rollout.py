@@ -17,7 +17,7 @@ kept on the record (`error`, with the event log so far in `partial`), never rais
 
 What a rollout owns, the session does not: the team, the agents' ledgers, the delegations, and
 the record (`orchestra.record.build_record`: totals are sums over all agents). The session is
-ARE's world only (`orchestra.session`). Batches of rollouts are `orchestra.runner`'s.
+ARE's world only (`orchestra.session`). Batches of rollouts are `orchestra.runs.runner`'s.
 """
 
 from __future__ import annotations
@@ -257,8 +257,8 @@ class Rollout:
         return self.finish()
 
     def _replay_oracle(self) -> None:
-        from orchestra.oracle import build_plan, replay
-        from orchestra.perturbations import EXTRA_SUFFIX, JudgeRules, NotApplicable, perturb
+        from orchestra.oracle.perturbations import EXTRA_SUFFIX, JudgeRules, NotApplicable, perturb
+        from orchestra.oracle.replay import build_plan, replay
 
         self._oracle_done = True
         config = self._policy.oracle

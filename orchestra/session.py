@@ -13,7 +13,7 @@ Its contract:
 * a turn ends when the policy says so (`end_turn()`; `call_tool` ends it on an answer to the user,
   the agent loop when its run ends, as ARE's agent counts finished runs);
 * `finish()` runs the judge (`SessionConfig.judge`: ARE's scripted judge by default, or the `llm` /
-  `strict` modes of `orchestra.judges`) and returns a `Judgement` (verdict, reward, timeline, event log) that names the judge.
+  `strict` modes of `orchestra.judging.settings`) and returns a `Judgement` (verdict, reward, timeline, event log) that names the judge.
 
 Between those calls simulated time does not move, whatever the wall clock does.
 """
@@ -38,7 +38,7 @@ from orchestra.are.loading import PreparedScenario
 from orchestra.are.reward import dense_credit
 from orchestra.config import RewardMode, SessionConfig
 from orchestra.errors import SessionError
-from orchestra.judges import JudgeUsage
+from orchestra.judging.settings import JudgeUsage
 from orchestra.scenario_files import ScenarioFile
 from orchestra.tool_schemas import validate_arguments
 from orchestra.types import Notification, ToolOutcome, ToolSpec

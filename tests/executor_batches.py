@@ -8,7 +8,7 @@ import anyio
 
 from helpers import REPO, STARTER
 from orchestra.record import RolloutRecord
-from orchestra.runner import execute_all, specs_for
+from orchestra.runs.runner import execute_all, specs_for
 from orchestra.scenario_files import resolve
 from orchestra.teams.loading import read_team, team_path
 

@@ -29,7 +29,7 @@ from typing import Any
 
 import yaml
 
-from orchestra.judge_facts import Gazetteer, _extract, mutate, scenario_gazetteer, user_tasks
+from orchestra.judging.facts import Gazetteer, _extract, mutate, scenario_gazetteer, user_tasks
 from orchestra.scenario_files import resolve
 
 LABELS_FILE = Path(__file__).resolve().parent / "data" / "judge_labels.yaml"
@@ -115,7 +115,7 @@ def _without(text: str, spans: list[tuple[int, int]]) -> str:
 def _restated(fact: Any, facts: list[Any]) -> bool:
     """Is the fact's value also stated by another fact of the text? Then deleting this mention
     does not remove it ("Rodney" next to "Rodney Jensen", "October" next to "October 31")."""
-    from orchestra.judge_facts import normalize_text
+    from orchestra.judging.facts import normalize_text
 
     mine = normalize_text(fact.text)
     for other in facts:

@@ -23,11 +23,11 @@ import anyio
 from helpers import scenario
 from orchestra.models import ModelConfig
 from orchestra.record import RolloutRecord
-from orchestra.results import Manifest, RunDir, rollout_name
 from orchestra.rollout import AgentConfig
-from orchestra.runner import execute_all, specs_for
+from orchestra.runs.run_dir import Manifest, RunDir, rollout_name
+from orchestra.runs.runner import execute_all, specs_for
+from orchestra.runs.summary import summarize
 from orchestra.scenario_files import ScenarioFile
-from orchestra.summary import summarize
 from orchestra.teams.loading import load_team
 
 REPO = Path(__file__).resolve().parents[1]
@@ -65,7 +65,7 @@ def mixed_run(folder: Path, runs: int = 2) -> list[RolloutRecord]:
 
     batch = [
         *specs_for(files("starter_execution_calendar"), perturbations=[None, "wrong_arg"], runs=runs),
-        *specs_for(files("starter_adaptability_reply"), team=load_team(REPO / "teams" / "oracle.yaml"), runs=runs),
+        *specs_for(files("starter_adaptability_reply"), team=load_team(REPO / "orchestra" / "teams" / "shipped" / "oracle.yaml"), runs=runs),
         *specs_for(files("starter_ambiguity_clarify", "starter_multiturn_followup"), agent=agent(scripts / "wrong.json"), runs=runs),
         *specs_for(files("starter_search_lookup"), agent=agent(scripts / "refused.json"), runs=runs),
     ]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from orchestra.rl import Episode, completion_message
+from orchestra.rl.env import Episode, completion_message
 from orchestra.types import ToolCall
 
 ANSWER = "AgentUserInterface__send_message_to_user"

@@ -239,7 +239,7 @@ def test_replay_judge_check_and_run_produce_the_same_record_type(capsys, scenari
 
 
 def test_a_plugin_exception_is_recorded_on_its_rollout_and_the_batch_goes_on(scenario_path):
-    from orchestra.runner import execute_all, specs_for
+    from orchestra.runs.runner import execute_all, specs_for
     from orchestra.scenario_files import resolve
 
     class Broken:

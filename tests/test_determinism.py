@@ -42,7 +42,7 @@ def test_event_log_hash_is_identical_across_processes():
 
 def test_app_generated_ids_are_in_the_hash(scenario_path, judge_pool):
     """The canonical log keeps app data (e.g. the 32-hex email ids) verbatim; only uuid4 record ids are tokens."""
-    from orchestra.oracle import build_plan, replay
+    from orchestra.oracle.replay import build_plan, replay
     from orchestra.session import Session
 
     with Session.open(scenario_path("starter_adaptability_reply"), judge_pool=judge_pool) as s:

@@ -9,12 +9,12 @@ import math
 import pytest
 
 from orchestra.config import NoiseConfig, SessionConfig
-from orchestra.gaia2 import MINI, PHASES, STANDARD_CONFIGS, Gaia2Source, format_table, gaia2_table, mini_selection, phase_policy, phase_session
+from orchestra.gaia2.protocol import MINI, PHASES, STANDARD_CONFIGS, Gaia2Source, format_table, gaia2_table, mini_selection, phase_policy, phase_session
 from orchestra.models import ModelConfig
 from orchestra.record import RolloutRecord, RolloutResult
+from orchestra.runs.summary import are_pass_k, are_success_rate, macro_success_rate
 from orchestra.scenario_files import expand
 from orchestra.spec import AgentConfig
-from orchestra.summary import are_pass_k, are_success_rate, macro_success_rate
 from orchestra.teams.config import AppAgentsConfig, AppAgentSettings, TeamConfig
 
 #: The bundled corpus's mini: ceil(n/5) of each config, round-robin over universes (docs/gaia2.md).

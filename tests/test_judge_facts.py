@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from orchestra.judge_facts import Gazetteer, check_text, extract_facts, universe_names, wrong_version
+from orchestra.judging.facts import Gazetteer, check_text, extract_facts, universe_names, wrong_version
 
 GAZ = universe_names(
     [

@@ -14,8 +14,8 @@ import yaml
 
 from judge_labelled_set import HELDOUT_FILE, LABELS_FILE, agreement, judge_items, judge_script_for, labelled_set
 from orchestra.are.judges import build_judge
-from orchestra.judge_facts import extract_facts
-from orchestra.judges import JudgeConfig
+from orchestra.judging.facts import extract_facts
+from orchestra.judging.settings import JudgeConfig
 
 
 @pytest.fixture(scope="module")

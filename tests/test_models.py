@@ -9,7 +9,7 @@ from helpers import run_agent_on, write_script
 from orchestra.host import Host
 from orchestra.models import ModelConfig, ModelError, complete
 from orchestra.rollout import AgentConfig, Rollout, RolloutSpec
-from orchestra.runner import execute_all, specs_for
+from orchestra.runs.runner import execute_all, specs_for
 from orchestra.scenario_files import resolve
 from orchestra.types import ModelRequest
 

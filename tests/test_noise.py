@@ -17,7 +17,7 @@ import pytest
 from helpers import REPO, SCENARIOS
 from orchestra.are import noise as are_noise
 from orchestra.config import NoiseConfig, SessionConfig
-from orchestra.oracle import build_plan, replay
+from orchestra.oracle.replay import build_plan, replay
 from orchestra.session import SEND_TO_USER_TOOL, Session
 
 CORPUS = SCENARIOS / "corpus"
@@ -276,7 +276,7 @@ def test_noise_true_in_a_session_is_gaia2s_noise():
 
 def _oracle_model_specs(files: list[Any], session: SessionConfig) -> list[Any]:
     from orchestra.models import ModelConfig
-    from orchestra.runner import specs_for
+    from orchestra.runs.runner import specs_for
     from orchestra.spec import AgentConfig
 
     agent = AgentConfig(scaffold="tool_calling", model=ModelConfig(model="orchestra/oracle"))
@@ -286,7 +286,7 @@ def _oracle_model_specs(files: list[Any], session: SessionConfig) -> list[Any]:
 def _run(specs: list[Any], judge_pool: Any, concurrency: int = 1) -> dict[str, Any]:
     import anyio
 
-    from orchestra.runner import execute_all
+    from orchestra.runs.runner import execute_all
 
     async def go() -> list[Any]:
         return [r async for r in execute_all(specs, judge_pool=judge_pool, concurrency=concurrency)]
@@ -313,7 +313,7 @@ def test_noise_on_every_bundled_scenario(judge_pool):
     the 51 short oracle trajectories when measured; the other 7 make 2-7 calls in at most 67 s);
     the pass rate drops below 1.0; a rerun (concurrent) gives the same event logs. The oracle
     replay still runs everywhere and reports its failed calls."""
-    from orchestra.runner import execute_sources_sync
+    from orchestra.runs.runner import execute_sources_sync
     from orchestra.scenario_files import resolve
 
     session = SessionConfig(noise=NoiseConfig())

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from helpers import STARTER
-from orchestra.oracle import build_plan, replay
+from orchestra.oracle.replay import build_plan, replay
 from orchestra.session import Session, SessionConfig
 
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from helpers import SCENARIOS, STARTER
-from orchestra.perturbations import KINDS
-from orchestra.runner import execute_sources_sync
+from orchestra.oracle.perturbations import KINDS
+from orchestra.runs.runner import execute_sources_sync
 
 pytestmark = pytest.mark.slow
 

@@ -7,8 +7,8 @@ import json
 import pytest
 
 from helpers import STARTER
-from orchestra.oracle import OracleAction, OraclePlan, build_plan, replay
-from orchestra.perturbations import KINDS, JudgeRules, NotApplicable, perturb, wrong_value
+from orchestra.oracle.perturbations import KINDS, JudgeRules, NotApplicable, perturb, wrong_value
+from orchestra.oracle.replay import OracleAction, OraclePlan, build_plan, replay
 from orchestra.session import Session, SessionConfig
 
 

@@ -13,7 +13,7 @@ import pytest
 from orchestra.cli import main
 from orchestra.host import Host
 from orchestra.models import ModelConfig
-from orchestra.preflight import ModelUse, PreflightError, check_model, models_of, preflight
+from orchestra.runs.preflight import ModelUse, PreflightError, check_model, models_of, preflight
 from orchestra.scenario_files import ScenarioFile
 from orchestra.spec import RolloutSpec
 from orchestra.teams.loading import read_team, team_path
@@ -117,7 +117,7 @@ def test_every_bad_scenario_file_is_reported_at_once(tmp_path, scenario_path, ca
     (tmp_path / "b_truncated.json").write_text(good[:200])
     (tmp_path / "c_empty.json").write_text("")
     (tmp_path / "d_no_apps.json").write_text(json.dumps({**json.loads(good), "apps": []}))
-    code = main(["run", "--team", str(REPO / "teams" / "oracle.yaml"), "--scenarios", str(tmp_path), "--out", str(tmp_path / "out")])
+    code = main(["run", "--team", str(REPO / "orchestra" / "teams" / "shipped" / "oracle.yaml"), "--scenarios", str(tmp_path), "--out", str(tmp_path / "out")])
     captured = capsys.readouterr()
     lines = captured.err.strip().splitlines()
     assert code == 2 and captured.out == ""
@@ -172,7 +172,7 @@ def test_a_dead_judge_endpoint_in_run_fails_at_preflight_naming_it(scenario_path
 
 def test_a_judge_call_that_fails_names_the_judge_model_and_endpoint():
     """Past preflight (the server died mid-run), litellm says only "Connection error.": the error names both."""
-    from orchestra.judges import JudgeCallError, JudgeEngine
+    from orchestra.judging.settings import JudgeCallError, JudgeEngine
 
     endpoint = f"http://127.0.0.1:{_free_port()}/v1"
     engine = JudgeEngine("openai/judge-x", endpoint=endpoint, api_key="none")

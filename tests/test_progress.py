@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import io
 
-from orchestra.progress import PlainDisplay, RichDisplay, display_for
 from orchestra.record import RolloutRecord
+from orchestra.runs.progress import PlainDisplay, RichDisplay, display_for
 
 
 def _records(n: int) -> list[RolloutRecord]:

@@ -1,4 +1,4 @@
-"""`orchestra.report`: a run folder as one HTML page.
+"""`orchestra.runs.report`: a run folder as one HTML page.
 
 Over one real run folder holding every verdict (PASS, FAIL, ERROR; `report_runs.mixed_run`): the
 summary table is `summarize`'s numbers, the budget curves end at pass@1, every rollout has its
@@ -21,9 +21,9 @@ import pytest
 from orchestra.cli import main
 from orchestra.errors import OrchestraError
 from orchestra.record import RolloutRecord
-from orchestra.report import anchor, budget_curve, capabilities_of, load_run, render
-from orchestra.results import Manifest, read_results, rollout_name
-from orchestra.summary import summarize
+from orchestra.runs.report import anchor, budget_curve, capabilities_of, load_run, render
+from orchestra.runs.run_dir import Manifest, read_results, rollout_name
+from orchestra.runs.summary import summarize
 from orchestra.trajectory import AgentTrajectory, ModelOutput, PromptRef, RunStart, Step, ToolCallEntry, Trajectory
 from report_runs import mixed_run
 

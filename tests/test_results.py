@@ -1,4 +1,4 @@
-"""A run folder (`orchestra.results.RunDir`): each rollout's whole record in rollouts/NAME.json,
+"""A run folder (`orchestra.runs.run_dir.RunDir`): each rollout's whole record in rollouts/NAME.json,
 its compact line (no trajectory) in results.jsonl."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from orchestra.record import RolloutRecord
-from orchestra.results import RunDir, read_results
+from orchestra.runs.run_dir import RunDir, read_results
 from orchestra.trajectory import AgentTrajectory, Trajectory
 
 

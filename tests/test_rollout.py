@@ -40,7 +40,7 @@ def _totals_match_ledgers(record: RolloutRecord) -> None:
 
 @pytest.mark.parametrize("team_name", [p.stem for p in shipped_teams()])
 def test_record_totals_are_sums_over_every_agent_of_every_shipped_team(team_name, judge_pool):
-    team = load_team(REPO / "teams" / f"{team_name}.yaml").with_overrides(model=ORACLE)  # local models swapped for the oracle
+    team = load_team(REPO / "orchestra" / "teams" / "shipped" / f"{team_name}.yaml").with_overrides(model=ORACLE)  # local models swapped for the oracle
     for name in TEAM_SCENARIOS:
         spec = RolloutSpec(scenario=str(scenario(name)), team=team, session=team.session)
         record = anyio.run(lambda spec=spec: execute(spec, judge_pool=judge_pool))
@@ -65,7 +65,7 @@ def test_run_team_oracle_reports_all_agents_steps_beside_the_main_agents(capsys)
 def test_a_team_rollout_driven_from_outside_equals_orchestra_run(judge_pool):
     """An RL-style driver: it owns the main agent's model call (here: it asks the oracle itself)
     and steps the rollout; app-agents run inside `apply`. Same event log, same record."""
-    team = load_team(REPO / "teams" / "oracle.yaml")
+    team = load_team(REPO / "orchestra" / "teams" / "shipped" / "oracle.yaml")
     spec = RolloutSpec(scenario=str(scenario("starter_multiturn_followup")), team=team, session=team.session)
     host = Host.create(entry_points=False)
     ran = anyio.run(lambda: execute(spec, host=host, judge_pool=judge_pool))

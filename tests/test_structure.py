@@ -15,7 +15,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 
 #: Installed package name -> source folder (pyproject's `package-dir`).
-PACKAGE_DIRS = {"orchestra": REPO / "orchestra", "orchestra.scaffolds": REPO / "scaffolds", "orchestra.plugins": REPO / "plugins"}
+PACKAGE_DIRS = {"orchestra": REPO / "orchestra"}
 
 
 def _modules() -> dict[str, Path]:

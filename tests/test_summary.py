@@ -7,9 +7,9 @@ import math
 import pytest
 
 from orchestra.record import RolloutRecord, RolloutResult
-from orchestra.results import Manifest, ScenarioEntry
+from orchestra.runs.run_dir import Manifest, ScenarioEntry
+from orchestra.runs.summary import compare, format_compare, format_summary, pass_hat_k, summarize
 from orchestra.spec import RolloutSpec
-from orchestra.summary import compare, format_compare, format_summary, pass_hat_k, summarize
 
 
 def _record(scenario: str, run: int, success: bool | None, *, cost: float = 0.0, sim: float = 10.0) -> RolloutRecord:

@@ -7,7 +7,7 @@
 * `strict`: ARE's scripted judge whose per-tool judges, for every tool that has `llm_checker`
   arguments in ARE's registry, are wrapped: ARE's scripted check first, then — where ARE would ask
   an LLM — ARE's own normalized-equality shortcut, then the fact check of
-  `orchestra.judge_facts`. The wrapped judges sit inside ARE's matching loop, so count checks,
+  `orchestra.judging.facts`. The wrapped judges sit inside ARE's matching loop, so count checks,
   causality, timing and the choice of which agent call matches which oracle call stay ARE's.
 
 Every module-level name here is ARE-free at import; ARE is imported when a judge is built.
@@ -23,8 +23,8 @@ from typing import Any
 
 from orchestra.are.imports import import_are
 from orchestra.are.judge_pool import JudgePool, _no_llm_engine, build_scripted_judge, default_judge_pool
-from orchestra.judge_facts import Gazetteer, check_text, universe_names
-from orchestra.judges import JudgeConfig, JudgeEngine, JudgeUsage
+from orchestra.judging.facts import Gazetteer, check_text, universe_names
+from orchestra.judging.settings import JudgeConfig, JudgeEngine, JudgeUsage
 
 SEND_TO_USER = "AgentUserInterface__send_message_to_user"
 
@@ -213,7 +213,7 @@ def build_scripted(config: JudgeConfig) -> Any:
 
 
 def build_strict(config: JudgeConfig) -> Any:
-    """ARE's scripted judge with every free-text argument fact-checked (`orchestra.judge_facts`)."""
+    """ARE's scripted judge with every free-text argument fact-checked (`orchestra.judging.facts`)."""
     global _strict_cls
     import_are()
     from are.simulation.validation import ScriptedGraphPerEventJudgeConfig
@@ -228,7 +228,7 @@ def build_strict(config: JudgeConfig) -> Any:
 
 def build_llm(config: JudgeConfig) -> Any:
     """ARE's `GraphPerEventJudge` with its LLM checkers, as `are-benchmark run` builds it, on
-    orchestra's cached litellm engine (`orchestra.judges.JudgeEngine`)."""
+    orchestra's cached litellm engine (`orchestra.judging.settings.JudgeEngine`)."""
     import_are()
     from are.simulation.validation import GraphPerEventJudgeConfig, JudgeFactory
 

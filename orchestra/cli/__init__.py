@@ -33,7 +33,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "show": ("orchestra.cli.show", "one rollout of a run folder as a transcript (DIR/NAME, NAME as in DIR/rollouts/)"),
     "compare": ("orchestra.cli.compare", "two run folders side by side: per capability pass@1 deltas, per scenario flips"),
     "report": ("orchestra.cli.report", "a run folder as one self-contained HTML page: summary, charts, every rollout's transcript"),
-    "teams": ("orchestra.cli.teams", "check team files (teams/*.yaml) or list the shipped teams"),
+    "teams": ("orchestra.cli.teams", "check team files (orchestra/teams/shipped/*.yaml) or list the shipped teams"),
     "scenarios": ("orchestra.cli.scenarios", "list scenarios: id, capabilities, turns, universe size, split"),
     "plugins": ("orchestra.cli.plugins", "list plugins, what each registers, and the hooks each implements"),
     "parity-agent": ("orchestra.cli.parity_agent", "ARE's default agent vs an orchestra scaffold with the same scripted policy"),

@@ -30,7 +30,7 @@ import anyio.abc
 
 from orchestra.cli import CLOSED_OUTPUT, INTERRUPTED, leaves
 from orchestra.cli._trace import say_lost
-from orchestra.executors import abandon_workers
+from orchestra.runs.executors import abandon_workers
 from orchestra.tracing import active as active_tracing
 
 #: Why a run stopped early: a signal (or `SystemExit` inside the run), or its stdout closed.

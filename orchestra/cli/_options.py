@@ -21,7 +21,7 @@ if TYPE_CHECKING:  # pragma: no cover - `orchestra scenarios` takes the filters 
 
     from orchestra.config import SessionConfig
 
-#: The built-in judges and the judge-call cache variable (`orchestra.judges`; repeated here so
+#: The built-in judges and the judge-call cache variable (`orchestra.judging.settings`; repeated here so
 #: the option help needs no import of the configs).
 JUDGE_MODES = ("scripted", "llm", "strict")
 CACHE_ENV = "ORCHESTRA_JUDGE_CACHE"
@@ -208,7 +208,7 @@ def session_config(args: argparse.Namespace, base: SessionConfig | None = None) 
     A `--judge` naming another mode than the base's replaces the base's judge (its model, cache,
     ...); the other judge options adjust whichever judge results."""
     from orchestra.config import SessionConfig
-    from orchestra.judges import JudgeConfig
+    from orchestra.judging.settings import JudgeConfig
 
     base = base or SessionConfig()
     clock_flags = {field: "--" + dest.replace("_", "-") for dest, field in CLOCK_OPTIONS.items()}
@@ -262,7 +262,7 @@ def executor_kwargs(args: argparse.Namespace) -> dict[str, Any]:
     if args.ray_address is not None and args.executor != "ray":
         raise OrchestraError(f"--ray-address is for --executor ray, not {args.executor}")
     if args.ray_address is not None:  # a head that does not answer fails now, in one line (Ray retries it for minutes)
-        from orchestra.executors.ray_executor import CONNECT_TIMEOUT, check_reachable
+        from orchestra.runs.executors.ray import CONNECT_TIMEOUT, check_reachable
 
         check_reachable(args.ray_address, CONNECT_TIMEOUT)
     return {"executor_name": args.executor, "workers": args.workers, "ray_address": args.ray_address}

@@ -6,8 +6,8 @@ import argparse
 import json
 from pathlib import Path
 
-from orchestra.results import MANIFEST, Manifest, read_results
-from orchestra.summary import compare, format_compare
+from orchestra.runs.run_dir import MANIFEST, Manifest, read_results
+from orchestra.runs.summary import compare, format_compare
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:

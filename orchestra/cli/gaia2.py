@@ -1,5 +1,5 @@
 """`orchestra gaia2`: Gaia2's leaderboard protocol (ARE's `gaia2-run`) — standard, agent2agent and
-noise phases, ARE's submission layout, the seven-column table (`orchestra.gaia2`, docs/gaia2.md)."""
+noise phases, ARE's submission layout, the seven-column table (`orchestra.gaia2.protocol`, docs/gaia2.md)."""
 
 from __future__ import annotations
 
@@ -21,11 +21,11 @@ from orchestra.config import DEFAULT_MAX_STEPS
 from orchestra.errors import OrchestraError
 from orchestra.host import Host
 from orchestra.models import ModelConfig
-from orchestra.preflight import DEFAULT_TIMEOUT, preflight
-from orchestra.progress import display_for
 from orchestra.record import RolloutRecord
-from orchestra.results import RunDir
-from orchestra.runner import execute_all, specs_for
+from orchestra.runs.preflight import DEFAULT_TIMEOUT, preflight
+from orchestra.runs.progress import display_for
+from orchestra.runs.run_dir import RunDir
+from orchestra.runs.runner import execute_all, specs_for
 from orchestra.scenario_files import ScenarioFile
 from orchestra.spec import AgentConfig, RolloutSpec
 from orchestra.teams.config import TeamConfig
@@ -67,7 +67,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from orchestra.are.submission import runner_config
-    from orchestra.gaia2 import PHASES, TraceTarget, TraceWriter, choose_source, phase_policy, phase_session, trace_key
+    from orchestra.gaia2.protocol import PHASES, TraceTarget, TraceWriter, choose_source, phase_policy, phase_session, trace_key
 
     writer = TraceWriter()
     team, agent, host, base = _policy(args, writer)
@@ -105,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _key(spec: RolloutSpec) -> str:
-    from orchestra.results import rollout_key
+    from orchestra.runs.run_dir import rollout_key
 
     return rollout_key(spec)
 
@@ -142,7 +142,7 @@ def _policy(args: argparse.Namespace, writer: object) -> tuple[TeamConfig | None
 
 
 def _run_phases(args: argparse.Namespace, host: Host, batches: list[Any], source: Any, model: str) -> int:
-    from orchestra.gaia2 import PHASES, format_table, gaia2_table, write_output_jsonl
+    from orchestra.gaia2.protocol import PHASES, format_table, gaia2_table, write_output_jsonl
 
     records: dict[tuple[str, str], list[RolloutRecord]] = {}
     # Every phase's folder is checked before anything runs: a folder of another configuration is

@@ -28,9 +28,9 @@ from orchestra.cli._output import emit_json, outcome_record, write_outcome
 from orchestra.cli._trace import add_trace_options
 from orchestra.errors import OrchestraError
 from orchestra.host import Host
-from orchestra.preflight import check_judge
 from orchestra.record import RolloutRecord
-from orchestra.runner import execute_sources_sync
+from orchestra.runs.preflight import check_judge
+from orchestra.runs.runner import execute_sources_sync
 from orchestra.spec import KINDS, PerturbationKind
 
 COLUMNS: tuple[PerturbationKind | None, ...] = (None, *KINDS)

@@ -23,9 +23,9 @@ from orchestra.cli._output import emit_json, noise_totals, outcome_line, outcome
 from orchestra.cli._trace import add_trace_options
 from orchestra.config import SessionConfig
 from orchestra.host import Host
-from orchestra.preflight import check_judge
 from orchestra.record import RolloutRecord
-from orchestra.runner import execute_all, execute_sources_sync, specs_for
+from orchestra.runs.preflight import check_judge
+from orchestra.runs.runner import execute_all, execute_sources_sync, specs_for
 from orchestra.scenario_files import resolve
 from orchestra.spec import KINDS
 
@@ -94,9 +94,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _replay_into(out: Path, args: argparse.Namespace, config: SessionConfig, host: Host) -> list[RolloutRecord]:
-    """The replay as a run folder (`orchestra.results.RunDir`, the format `run` writes and `show`
+    """The replay as a run folder (`orchestra.runs.run_dir.RunDir`, the format `run` writes and `show`
     reads): rollouts that finished there before are kept, the others run and are kept as each ends."""
-    from orchestra.results import RunDir
+    from orchestra.runs.run_dir import RunDir
 
     specs = specs_for(resolve(args.sources, **filter_kwargs(args)), perturbations=(args.perturb,), session=config)
     if not specs:

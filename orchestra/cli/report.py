@@ -1,4 +1,4 @@
-"""`orchestra report DIR [-o FILE]`: a run folder as one static, self-contained HTML file (`orchestra.report`)."""
+"""`orchestra report DIR [-o FILE]`: a run folder as one static, self-contained HTML file (`orchestra.runs.report`)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from orchestra.report import REPORT, load_run, write_report
+from orchestra.runs.report import REPORT, load_run, write_report
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:

@@ -32,14 +32,14 @@ from orchestra.config import DEFAULT_MAX_STEPS
 from orchestra.errors import OrchestraError
 from orchestra.host import Host
 from orchestra.models import ModelConfig
-from orchestra.preflight import DEFAULT_TIMEOUT, preflight
-from orchestra.progress import display_for
 from orchestra.record import RolloutRecord
-from orchestra.results import Manifest, RunDir
-from orchestra.runner import execute_all, specs_for
+from orchestra.runs.preflight import DEFAULT_TIMEOUT, preflight
+from orchestra.runs.progress import display_for
+from orchestra.runs.run_dir import Manifest, RunDir
+from orchestra.runs.runner import execute_all, specs_for
+from orchestra.runs.summary import format_summary, summarize
 from orchestra.scenario_files import ScenarioFile, resolve
 from orchestra.spec import AgentConfig, RolloutSpec
-from orchestra.summary import format_summary, summarize
 from orchestra.teams.config import TeamConfig
 from orchestra.teams.loading import TeamFile, redacted, with_judge_key
 
@@ -56,7 +56,7 @@ AGENT_ONLY = {"max_steps": "--max-steps", "constrained": "--constrained", "const
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("run", help="run a team (--team) or one agent (--scaffold + --model) over scenarios and judge each rollout")
-    p.add_argument("--team", metavar="FILE", help="a team file (teams/*.yaml) or a shipped team's name (`orchestra teams list`)")
+    p.add_argument("--team", metavar="FILE", help="a team file (orchestra/teams/shipped/*.yaml) or a shipped team's name (`orchestra teams list`)")
     p.add_argument("--scaffold", help="registered scaffold name (see `orchestra plugins`; default tool_calling); with --team: every agent's")
     p.add_argument(
         "--model",

@@ -7,7 +7,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from orchestra.teams.shipped import shipped_teams, team_path
+from orchestra.teams.catalog import shipped_teams, team_path
 
 if TYPE_CHECKING:  # pragma: no cover - import for type checkers only
     from orchestra.host import Host
@@ -15,7 +15,7 @@ if TYPE_CHECKING:  # pragma: no cover - import for type checkers only
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("teams", help="check team files (teams/*.yaml) or list the shipped teams")
+    p = sub.add_parser("teams", help="check team files (orchestra/teams/shipped/*.yaml) or list the shipped teams")
     tsub = p.add_subparsers(dest="teams_command", required=True, metavar="SUBCOMMAND")
     check = tsub.add_parser(
         "check",
@@ -25,7 +25,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     check.add_argument("files", nargs="+", metavar="FILE", help="a team file, or the name of a shipped team (e.g. oracle)")
     check.set_defaults(func=run_check)
-    lst = tsub.add_parser("list", help="the shipped teams (teams/*.yaml) with their descriptions")
+    lst = tsub.add_parser("list", help="the shipped teams (orchestra/teams/shipped/*.yaml) with their descriptions")
     lst.set_defaults(func=run_list)
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from orchestra.are.native_verdict import NativeVerdict, judge_trace
 from orchestra.errors import OrchestraError
-from orchestra.judges import JudgeConfig
+from orchestra.judging.settings import JudgeConfig
 
 __all__ = ["NativeVerdict", "are_native_verdict"]
 
@@ -28,7 +28,7 @@ def are_native_verdict(trace_json: str, *, max_scenario_duration: int | None = N
 
     import_litellm()
     if judge.model.startswith("orchestra-judge/"):
-        from orchestra import judge_script
+        from orchestra.judging import script as judge_script
 
         judge_script.register()
     return judge_trace(trace_json, judge_model=judge.model, judge_endpoint=judge.endpoint, max_scenario_duration=max_scenario_duration)

@@ -1,7 +1,7 @@
 """Agent2Agent teams: a main agent plus app-agents replacing ARE apps, configured in YAML.
 
 The schema's names are imported on first use (PEP 562), so importing a light submodule
-(`orchestra.teams.shipped`, for `orchestra teams list`) does not import the schema.
+(`orchestra.teams.catalog`, for `orchestra teams list`) does not import the schema.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Reading team files (`teams/*.yaml`) into a `TeamConfig`, with errors that say where.
+"""Reading team files (`orchestra/teams/shipped/*.yaml`) into a `TeamConfig`, with errors that say where.
 
 Every problem is reported as `FILE:LINE[:COLUMN]: FIELD.PATH: what is wrong`, one line each,
 in one `TeamError` (an `OrchestraError`: the command line exits 2, no traceback). Positions come
@@ -40,8 +40,8 @@ from pydantic import BaseModel, ValidationError
 from orchestra.config import SessionConfig
 from orchestra.errors import OrchestraError
 from orchestra.models import ENV_REF, ModelConfig, env_refs, expand_env, mask_secrets
+from orchestra.teams.catalog import shipped_root, shipped_teams, team_path  # noqa: F401  (shipped_root, team_path: re-exported)
 from orchestra.teams.config import NEVER_APP_AGENTS, TeamConfig
-from orchestra.teams.shipped import shipped_root, shipped_teams, team_path  # noqa: F401  (shipped_root, team_path: re-exported)
 
 if typing.TYPE_CHECKING:  # pragma: no cover - the host imports every built-in plugin
     from orchestra.host import Host
@@ -232,7 +232,7 @@ def _parse_yaml(text: str, path: Path) -> tuple[yaml.MappingNode, Any]:
     finally:
         loader.dispose()
     if node is None or data is None:
-        raise TeamError([f"{path}: the file is empty; a team needs at least `name:` and `main:` (see teams/README.md)"])
+        raise TeamError([f"{path}: the file is empty; a team needs at least `name:` and `main:` (see orchestra/teams/shipped/README.md)"])
     if not isinstance(node, yaml.MappingNode):
         kind = type(data).__name__ if not isinstance(data, list) else "list"
         raise TeamError([f"{path}:{node.start_mark.line + 1}: the top level must be a mapping (name:, main:, ...), got a {kind}"])

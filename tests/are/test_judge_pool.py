@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from orchestra.are.judge_pool import JudgePool, clone_scripted_judge
-from orchestra.oracle import build_plan, replay
+from orchestra.oracle.replay import build_plan, replay
 from orchestra.session import SEND_TO_USER_TOOL, Session
 
 

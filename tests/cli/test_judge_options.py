@@ -138,7 +138,7 @@ def test_an_unknown_judge_fails_once_before_any_scenario_loads(capsys, scenario_
 
 
 def test_the_option_help_names_what_the_judges_module_defines():
-    from orchestra import judges
     from orchestra.cli import _options
+    from orchestra.judging import settings as judges
 
     assert (_options.JUDGE_MODES, _options.CACHE_ENV) == (judges.JUDGE_MODES, judges.CACHE_ENV)

@@ -73,7 +73,7 @@ def test_orchestra_s_own_warnings_still_show_and_are_s_need_vv():
 
 def test_importing_orchestra_leaves_the_program_s_logging_alone():
     code = (
-        "import logging, orchestra, orchestra.cli, orchestra.runner, orchestra.cli.replay, orchestra.cli.run\n"
+        "import logging, orchestra, orchestra.cli, orchestra.runs.runner, orchestra.cli.replay, orchestra.cli.run\n"
         "root = logging.getLogger()\n"
         "assert root.handlers == [] and root.level == logging.WARNING, (root.handlers, root.level)\n"
         "assert logging.getLogger('are').level == logging.NOTSET\n"

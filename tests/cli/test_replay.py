@@ -9,7 +9,7 @@ import pytest
 from helpers import SCENARIOS
 from orchestra.cli import main
 from orchestra.record import RolloutRecord
-from orchestra.results import read_results
+from orchestra.runs.run_dir import read_results
 
 
 def test_replay_prints_one_line_per_scenario(capsys, scenario_path):

@@ -15,7 +15,7 @@ import pytest
 
 from helpers import blocking_team, interrupt_when_blocked
 from orchestra.cli import main
-from orchestra.results import read_results
+from orchestra.runs.run_dir import read_results
 
 SCENARIOS = ("starter_execution_calendar", "starter_search_lookup", "starter_time_deadline")
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from orchestra.cli import main
-from orchestra.results import read_results
+from orchestra.runs.run_dir import read_results
 
 REPO = Path(__file__).resolve().parents[2]
 RUNS = "3"

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from orchestra.cli import main
-from orchestra.teams.shipped import shipped_teams
+from orchestra.teams.catalog import shipped_teams
 
 SECRET = "sk-team-test-0123456789-never-in-outputs"
 
@@ -48,7 +48,7 @@ def test_check_passes_every_shipped_team_and_warns_about_unset_secrets(capsys, m
     assert "main: react orchestra/oracle" in oracle and "app-agents: all apps -> as main" in oracle
     het = next(line for line in lines if "heterogeneous.yaml" in line)
     assert "main: react openai/gpt-4o" in het and "tool_calling openai/local @ http://127.0.0.1:8000/v1" in het
-    assert "teams/react.yaml:8: main.model.api_key: environment variable OPENAI_API_KEY is not set" in err
+    assert "orchestra/teams/shipped/react.yaml:8: main.model.api_key: environment variable OPENAI_API_KEY is not set" in err
     assert "oracle.yaml" not in err  # the offline team needs no secret
     monkeypatch.setenv("OPENAI_API_KEY", "x")
     assert main(["teams", "check", "react"]) == 0  # a shipped team by name

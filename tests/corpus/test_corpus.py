@@ -373,7 +373,7 @@ def test_every_app_loads_in_every_file():
 
 @pytest.mark.slow
 def test_oracle_replay_passes_on_every_corpus_scenario(judge_pool):
-    from orchestra.runner import execute_sources_sync
+    from orchestra.runs.runner import execute_sources_sync
 
     outcomes = list(execute_sources_sync([CORPUS], judge_pool=judge_pool))
     assert len(outcomes) == len(CORPUS_FILES)
@@ -386,8 +386,8 @@ def test_oracle_replay_passes_on_every_corpus_scenario(judge_pool):
 def test_every_corpus_perturbation_is_rejected_or_not_applicable():
     """`orchestra judge-check` over the whole corpus: oracle 1.0, every applicable perturbation 0.0."""
     from orchestra.are.judge_pool import JudgePool
-    from orchestra.perturbations import KINDS
-    from orchestra.runner import execute_sources_sync
+    from orchestra.oracle.perturbations import KINDS
+    from orchestra.runs.runner import execute_sources_sync
 
     applicable = {k: 0 for k in KINDS if k != "wrong_answer"}  # n/a under the scripted judge, by design
     for o in execute_sources_sync([CORPUS], perturbations=(None, *applicable), judge_pool=JudgePool()):

@@ -11,8 +11,8 @@ import pytest
 from helpers import REPO
 from orchestra.cli import main
 from orchestra.errors import OrchestraError
-from orchestra.executors.ray_executor import RayExecutor, check_reachable
 from orchestra.host import Host
+from orchestra.runs.executors.ray import RayExecutor, check_reachable
 
 
 def _closed_port() -> int:
@@ -24,7 +24,7 @@ def _closed_port() -> int:
 def test_run_with_an_unreachable_ray_address_fails_in_one_line(tmp_path, capsys):
     address = f"127.0.0.1:{_closed_port()}"
     scenario = REPO / "scenarios" / "search" / "validation" / "starter_search_lookup.json"
-    argv = ["run", "--team", str(REPO / "teams" / "oracle.yaml"), "--scenarios", str(scenario), "--executor", "ray", "--ray-address", address]
+    argv = ["run", "--team", str(REPO / "orchestra" / "teams" / "shipped" / "oracle.yaml"), "--scenarios", str(scenario), "--executor", "ray", "--ray-address", address]
     code = main([*argv, "--out", str(tmp_path / "out")])
     captured = capsys.readouterr()
     assert code == 2 and captured.out == ""
@@ -34,7 +34,7 @@ def test_run_with_an_unreachable_ray_address_fails_in_one_line(tmp_path, capsys)
 
 
 def test_the_executor_checks_the_address_before_importing_ray():
-    """The API path (`RayExecutor` used directly, as `orchestra.rl` does) fails the same way."""
+    """The API path (`RayExecutor` used directly, as `orchestra.rl.env` does) fails the same way."""
     address = f"127.0.0.1:{_closed_port()}"
 
     async def first() -> None:

@@ -115,9 +115,9 @@ def test_a_killed_worker_loses_no_finished_result_and_the_rerun_completes_the_re
 
 def test_orchestra_never_imports_ray_unless_the_ray_executor_runs(subset: Path) -> None:
     code = (
-        "import sys, orchestra, orchestra.runner, orchestra.rl, orchestra.cli, orchestra.executors.process\n"
+        "import sys, orchestra, orchestra.runs.runner, orchestra.rl.env, orchestra.cli, orchestra.runs.executors.process\n"
         "from orchestra.cli import main\n"
-        "from orchestra.runner import executor\n"
+        "from orchestra.runs.runner import executor\n"
         "executor('process', workers=2)\n"
         f"assert main(['scenarios', {str(subset)!r}]) == 0\n"
         "print('ray' in sys.modules)\n"

@@ -34,7 +34,7 @@ class Prompts:
 
 
 def test_an_oracle_main_agent_with_local_app_agents_runs_end_to_end(local_server, judge_pool, scenario_path):
-    # tool_calling app-agents, as in teams/heterogeneous.yaml; one scaffold only: a run costs 1-4 min on 2 cores
+    # tool_calling app-agents, as in orchestra/teams/shipped/heterogeneous.yaml; one scaffold only: a run costs 1-4 min on 2 cores
     app_scaffold = "tool_calling"
     local = ModelConfig(model=local_server.model, endpoint=local_server.api_base, max_tokens=200, backoff_seconds=0.0)
     team = TeamConfig(

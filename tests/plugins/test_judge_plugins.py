@@ -9,7 +9,7 @@ import anyio
 from helpers import scenario
 from orchestra.hookspecs import hookimpl
 from orchestra.host import Host
-from orchestra.judges import JudgeConfig
+from orchestra.judging.settings import JudgeConfig
 from orchestra.rollout import RolloutSpec, execute
 
 

@@ -20,7 +20,7 @@ from orchestra.hookspecs import hookimpl
 from orchestra.host import Host
 from orchestra.models import ModelConfig
 from orchestra.rollout import AgentConfig, RolloutRecord, RolloutSpec, execute
-from orchestra.runner import execute_all
+from orchestra.runs.runner import execute_all
 from orchestra.scenario_files import read_scenario_file
 from orchestra.tracing import CAPTURE_CONTENT_ENV, Tracing, TracingError, active
 

@@ -1,4 +1,4 @@
-"""`orchestra.rl`: the step API a trainer drives — rewards, the clock, determinism, teams, batches."""
+"""`orchestra.rl.env`: the step API a trainer drives — rewards, the clock, determinism, teams, batches."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from helpers import REPO, scenario
 from orchestra.clock import ClockConfig
 from orchestra.errors import OrchestraError
 from orchestra.host import Host
-from orchestra.rl import (
+from orchestra.rl.env import (
     MAX_TURNS_STOP,
     EnvConfig,
     Episode,
@@ -46,7 +46,7 @@ BY_CAPABILITY = {
 
 
 def team_config() -> Any:
-    return load_team(REPO / "teams" / "oracle.yaml")
+    return load_team(REPO / "orchestra" / "teams" / "shipped" / "oracle.yaml")
 
 
 async def play(env: GaiaEnv, name: Any, policy: Any, **reset: Any) -> tuple[float, dict[str, Any], list[dict[str, Any]]]:
@@ -206,7 +206,7 @@ def test_noise_is_carried_into_the_rollouts_session_and_reported(judge_pool):
     ],
 )
 def test_a_bad_noise_argument_is_one_clear_error(noise, message):
-    from orchestra.rl import noise_config
+    from orchestra.rl.env import noise_config
 
     with pytest.raises(OrchestraError, match=message) as caught:
         noise_config(noise)
@@ -286,7 +286,7 @@ def test_same_completions_same_rewards_and_hashes_across_reruns_and_a_fresh_proc
     path.write_text(json.dumps(sent))
     code = (
         "import json, sys, anyio\n"
-        "from orchestra.rl import EnvConfig, GaiaEnv\n"
+        "from orchestra.rl.env import EnvConfig, GaiaEnv\n"
         "sent = json.load(open(sys.argv[1]))\n"
         "async def go():\n"
         "    env = GaiaEnv(EnvConfig(), model='orchestra/oracle')\n"
@@ -545,7 +545,7 @@ def test_the_are_export_adds_the_user_contact_and_types_the_root_task_user():
 
 @pytest.mark.parametrize("garbage", [None, 42, "just text", {"foo": 1}, {"choices": [{"message": {"role": "assistant"}}]}])
 def test_a_completion_that_is_no_completion_is_a_type_error_and_spends_no_turn(garbage):
-    from orchestra.rl import response_from_completion
+    from orchestra.rl.env import response_from_completion
     from orchestra.types import ModelRequest
 
     request = ModelRequest(messages=[{"role": "user", "content": "hi"}], action_format="tool_calls")

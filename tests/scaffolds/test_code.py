@@ -88,7 +88,7 @@ def test_batch_puts_a_turns_due_calls_in_one_block(host, judge_pool):
 
 
 class CodeTeam:
-    """teams/code.yaml run by the oracle: the main agent and every app-agent on `code`, calls recorded."""
+    """orchestra/teams/shipped/code.yaml run by the oracle: the main agent and every app-agent on `code`, calls recorded."""
 
     def __init__(self) -> None:
         self.recorder = CallRecorder()

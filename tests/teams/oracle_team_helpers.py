@@ -32,7 +32,7 @@ def load_shipped_team(name: str) -> TeamConfig:
     """A team file of `teams/`, loaded (and checked) as `orchestra run --team NAME` loads it."""
     from orchestra.teams.loading import load_team
 
-    return load_team(REPO / "teams" / f"{name}.yaml")
+    return load_team(REPO / "orchestra" / "teams" / "shipped" / f"{name}.yaml")
 
 
 def with_roles(team: TeamConfig, main: str, app_agents: str) -> TeamConfig:

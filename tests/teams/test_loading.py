@@ -9,9 +9,9 @@ import pytest
 
 from orchestra.errors import OrchestraError
 from orchestra.host import Host
+from orchestra.teams.catalog import shipped_root, shipped_teams, team_path
 from orchestra.teams.config import TeamConfig
 from orchestra.teams.loading import TeamError, load_team, read_team, redacted
-from orchestra.teams.shipped import shipped_root, shipped_teams, team_path
 
 SHIPPED = ("react", "tool_calling", "parallel_tools", "code", "all_app_agents", "heterogeneous", "oracle")
 

@@ -29,11 +29,11 @@ import anyio.to_thread
 
 from orchestra.are.judge_pool import JudgePool
 from orchestra.errors import OrchestraError
-from orchestra.executors import WORKER_NAME_PREFIX
-from orchestra.executors.pool import Batch, dispatch
-from orchestra.executors.worker import HostRecipe, Task, WorkerError, run_task
 from orchestra.host import Host
 from orchestra.record import RolloutRecord
+from orchestra.runs.executors import WORKER_NAME_PREFIX
+from orchestra.runs.executors.pool import Batch, dispatch
+from orchestra.runs.executors.worker import HostRecipe, Task, WorkerError, run_task
 
 __all__ = ["ProcessExecutor", "default_workers"]
 

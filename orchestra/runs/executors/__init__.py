@@ -1,6 +1,6 @@
 """Executors beyond this event loop: worker processes (`process`) and Ray (`ray`).
 
-The runner (`orchestra.runner`) hands an executor a batch of `(RolloutSpec, ScenarioFile)` pairs;
+The runner (`orchestra.runs.runner`) hands an executor a batch of `(RolloutSpec, ScenarioFile)` pairs;
 the executor yields one `RolloutRecord` per spec as each finishes. A spec is plain data and a
 record carries its spec, so a rollout means the same wherever it runs: the workers here rebuild
 the caller's plugin host from a `HostRecipe`, keep one judge pool each (warm across rollouts),

@@ -29,8 +29,8 @@ import datetime as _dt
 from dataclasses import dataclass, replace
 from typing import Any
 
-from orchestra.judge_facts import Gazetteer, wrong_version
-from orchestra.oracle import OracleAction, OraclePlan
+from orchestra.judging.facts import Gazetteer, wrong_version
+from orchestra.oracle.replay import OracleAction, OraclePlan
 from orchestra.spec import KINDS, PerturbationKind
 
 __all__ = ["KINDS", "JudgeRules", "NotApplicable", "PerturbationKind", "perturb"]

@@ -2,7 +2,7 @@
 
 What the page holds, in order: the run (policies, models, orchestra version, how many rollouts
 finished — and, for an interrupted run, what is missing), the summary table per capability as
-`orchestra.summary.summarize` computes it (pass@1 ± standard error, pass@k, pass^k, simulated
+`orchestra.runs.summary.summarize` computes it (pass@1 ± standard error, pass@k, pass^k, simulated
 time, tokens, cost, success per dollar), the charts, the table of rollouts, and each rollout's
 transcript: its verdict (reward, judge, stop reason, per-turn verdicts, the judge's rationale, the
 error of an `ERROR`), the agents' ledgers, and — when the record carries its trajectory
@@ -35,8 +35,8 @@ from typing import Any
 from orchestra import __version__
 from orchestra.errors import OrchestraError
 from orchestra.record import RolloutRecord
-from orchestra.results import MANIFEST, RESULTS, Manifest, read_results, rollout_name
-from orchestra.summary import ALL, CapabilitySummary, RunSummary, summarize
+from orchestra.runs.run_dir import MANIFEST, RESULTS, Manifest, read_results, rollout_name
+from orchestra.runs.summary import ALL, CapabilitySummary, RunSummary, summarize
 from orchestra.trajectory import AgentTrajectory, Step, ToolCallEntry, Trajectory
 
 __all__ = ["REPORT", "RunFolder", "budget_curve", "load_run", "render"]

@@ -6,8 +6,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 
 import anyio
 
-from orchestra.executors.worker import Task, WorkerError, error_record, task_for
 from orchestra.record import RolloutRecord
+from orchestra.runs.executors.worker import Task, WorkerError, error_record, task_for
 from orchestra.scenario_files import ScenarioFile
 from orchestra.spec import RolloutSpec
 

@@ -22,7 +22,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from orchestra.record import RolloutRecord
-from orchestra.results import Manifest
+from orchestra.runs.run_dir import Manifest
 
 __all__ = [
     "AreRate",

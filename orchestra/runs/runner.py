@@ -4,7 +4,7 @@ A batch is a list of `(RolloutSpec, ScenarioFile | None)` pairs in a determinist
 (`specs_for`); an *executor* runs them and yields one `RolloutRecord` per spec as each finishes.
 Because a spec is plain data and a record carries its spec, an executor may run rollouts anywhere
 — on this event loop (`local`, the default), in worker processes (`process`) or on a Ray cluster
-(`ray`; `orchestra.executors`) — and the records mean the same.
+(`ray`; `orchestra.runs.executors`) — and the records mean the same.
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from orchestra.config import SessionConfig
 from orchestra.errors import OrchestraError
 from orchestra.host import Host
 from orchestra.record import RolloutRecord
-from orchestra.results import rollout_key
 from orchestra.rollout import execute
+from orchestra.runs.run_dir import rollout_key
 from orchestra.scenario_files import ScenarioFile, resolve
 from orchestra.spec import AgentConfig, OracleConfig, PerturbationKind, RolloutSpec, TeamConfig
 
@@ -103,7 +103,7 @@ class LocalExecutor:
                     yield record
 
 
-#: Executors by name: this event loop, worker processes, Ray (`orchestra.executors`; Ray itself is
+#: Executors by name: this event loop, worker processes, Ray (`orchestra.runs.executors`; Ray itself is
 #: imported only when the `ray` executor runs).
 EXECUTORS = ("local", "process", "ray")
 
@@ -121,11 +121,11 @@ def executor(name: str = "local", *, workers: int | None = None, ray_address: st
     if ray_address is not None and name != "ray":
         raise OrchestraError(f"--ray-address is for --executor ray, not {name}")
     if name == "process":
-        from orchestra.executors.process import ProcessExecutor
+        from orchestra.runs.executors.process import ProcessExecutor
 
         return ProcessExecutor(workers)
     if name == "ray":
-        from orchestra.executors.ray_executor import RayExecutor
+        from orchestra.runs.executors.ray import RayExecutor
 
         return RayExecutor(workers, ray_address)
     if workers is not None:

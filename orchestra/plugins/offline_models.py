@@ -96,7 +96,7 @@ def _handler() -> Any:
                 return self._answer(kwargs)
 
             def preflight(self, model: str) -> None:
-                """Before a batch (`orchestra.preflight`): the model exists, a script file parses."""
+                """Before a batch (`orchestra.runs.preflight`): the model exists, a script file parses."""
                 if model.startswith("scripted:"):
                     load_script(model.removeprefix("scripted:"))
                 elif model != "oracle":
@@ -164,7 +164,7 @@ class _Emitted:
 
 class _OracleCursor:
     def __init__(self, agent: Any) -> None:
-        from orchestra.oracle import build_plan
+        from orchestra.oracle.replay import build_plan
 
         self.plan = build_plan(agent.session)
         self.pending = list(self.plan.actions)
@@ -208,7 +208,7 @@ def oracle_reply(agent: Any, messages: list[dict[str, Any]], params: dict[str, A
         params = {**params, "parallel_tool_calls": True}
     if agent.role != "main":
         return _app_agent_reply(agent, messages, params)
-    from orchestra.oracle import env_events, resolve_args
+    from orchestra.oracle.replay import env_events, resolve_args
 
     cursor = agent.state.get("oracle")
     if cursor is None:

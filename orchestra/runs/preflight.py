@@ -23,15 +23,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from orchestra import judge_script
 from orchestra.errors import OrchestraError, ScenarioError
 from orchestra.host import Host
+from orchestra.judging import script as judge_script
 from orchestra.models import ModelConfig, ModelError, ModelSetupError, expand_env, import_litellm
 from orchestra.scenario_files import ScenarioFile
 from orchestra.spec import RolloutSpec
 
 if TYPE_CHECKING:  # pragma: no cover
-    from orchestra.judges import JudgeConfig
+    from orchestra.judging.settings import JudgeConfig
 
 __all__ = ["PreflightError", "check_judge", "models_of", "preflight"]
 

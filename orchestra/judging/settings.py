@@ -14,7 +14,7 @@ the built-in `judges` plugin):
   the agent's and never charge the simulated clock.
 * `strict`: deterministic and offline. ARE's scripted judge, plus a check of every free-text
   argument ARE would send to an LLM: the facts of the oracle's text must be in the agent's text
-  (`orchestra.judge_facts`).
+  (`orchestra.judging.facts`).
 
 The ARE side (building the judges) lives in `orchestra.are.judges`.
 """
@@ -238,7 +238,7 @@ class JudgeEngine:
 
         litellm = import_litellm()
         if self.model.startswith("orchestra-judge/"):
-            from orchestra import judge_script
+            from orchestra.judging import script as judge_script
 
             judge_script.register()
         extra: dict[str, Any] = {"max_tokens": self.max_tokens} if self.max_tokens is not None else {}

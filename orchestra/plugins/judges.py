@@ -5,7 +5,7 @@
 * `strict` — the scripted judge plus an offline fact check of every free-text argument;
 * `llm` — ARE's LLM judge as `are-benchmark run` builds it, on any litellm model.
 
-What each does, and how they were measured: `orchestra.judges`, `orchestra.are.judges`, docs/judges.md.
+What each does, and how they were measured: `orchestra.judging.settings`, `orchestra.are.judges`, docs/judges.md.
 The builders import ARE only when a judge is built.
 """
 
@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from orchestra.hookspecs import hookimpl
-from orchestra.judges import JudgeConfig
+from orchestra.judging.settings import JudgeConfig
 
 
 @hookimpl

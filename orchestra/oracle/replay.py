@@ -13,7 +13,7 @@ replay then acts through the same session tool path any agent uses, at the oracl
   agent reads from a tool's output); only when the referenced event has not happened (a
   perturbation can cause that) does the oracle run's value stand in.
 
-A perturbed plan (see `orchestra.perturbations`) goes through the very same replay.
+A perturbed plan (see `orchestra.oracle.perturbations`) goes through the very same replay.
 """
 
 from __future__ import annotations

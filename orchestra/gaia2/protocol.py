@@ -17,7 +17,7 @@ a hash of the scenario id: deterministic, no seed, no date.
 
 Gaia2's score weighs its seven capabilities the same — five core ones (the standard phase's
 configs), Agent2Agent and Noise (the two `mini` phases) — with ARE's report formulas
-(`orchestra.summary.are_success_rate` / `macro_success_rate`).
+(`orchestra.runs.summary.are_success_rate` / `macro_success_rate`).
 """
 
 from __future__ import annotations
@@ -37,10 +37,10 @@ from orchestra.config import NoiseConfig, SessionConfig
 from orchestra.errors import OrchestraError
 from orchestra.hookspecs import hookimpl
 from orchestra.record import RolloutRecord
-from orchestra.results import configuration, rollout_key
+from orchestra.runs.run_dir import configuration, rollout_key
+from orchestra.runs.summary import AreRate, are_pass_k, are_success_rate, macro_success_rate
 from orchestra.scenario_files import HF_DATASET, HF_DEFAULT_REVISION, ScenarioError, ScenarioFile, expand, load_hf_dataset
 from orchestra.spec import AgentConfig, RolloutSpec
-from orchestra.summary import AreRate, are_pass_k, are_success_rate, macro_success_rate
 from orchestra.teams.config import AppAgentsConfig, TeamConfig
 
 __all__ = [

@@ -24,7 +24,7 @@ completions are applied through `Rollout.apply`, app-agents of a team run inside
   completions (then the rollout is judged as it stands, stop reason `max_turns`).
 
 `rollouts(specs, endpoint)` runs a batch against any OpenAI-compatible server through the
-runner's executor seam (`orchestra.runner.execute_all`): orchestra calls the model itself there.
+runner's executor seam (`orchestra.runs.runner.execute_all`): orchestra calls the model itself there.
 """
 
 from __future__ import annotations
@@ -44,13 +44,13 @@ from orchestra.clock import ClockConfig
 from orchestra.config import DEFAULT_MAX_STEPS, NoiseConfig, RewardMode, SessionConfig
 from orchestra.errors import OrchestraError
 from orchestra.host import Host
-from orchestra.judges import JudgeConfig
+from orchestra.judging.settings import JudgeConfig
 from orchestra.models import ModelConfig, count_usage_locally, import_litellm, parse_tool_call
-from orchestra.preflight import DEFAULT_TIMEOUT
-from orchestra.preflight import preflight as check_batch
 from orchestra.record import RolloutRecord
 from orchestra.rollout import Rollout
-from orchestra.runner import execute_all
+from orchestra.runs.preflight import DEFAULT_TIMEOUT
+from orchestra.runs.preflight import preflight as check_batch
+from orchestra.runs.runner import execute_all
 from orchestra.scenario_files import ScenarioFile, resolve
 from orchestra.spec import AgentConfig, RolloutSpec
 from orchestra.teams.config import TeamConfig

@@ -1,17 +1,19 @@
-"""The shipped team files (`teams/*.yaml` of the checkout), found by name; standard library only.
+"""The shipped team files (`orchestra/teams/shipped/*.yaml`, package data), found by name; standard library only.
 
 Apart from `loading` so that `orchestra teams list` reads the list without importing the team
-schema (pydantic, the agent and session modules).
+schema (pydantic, the agent and session modules). Found through `importlib.resources`, so an
+installed wheel finds them as a checkout does.
 """
 
 from __future__ import annotations
 
+from importlib import resources
 from pathlib import Path
 
 
 def shipped_root() -> Path:
-    """The repository's `teams/` folder (the shipped teams), beside `scenarios/`."""
-    return Path(__file__).resolve().parents[2] / "teams"
+    """The folder of the shipped teams (package data of `orchestra.teams`)."""
+    return Path(str(resources.files("orchestra.teams").joinpath("shipped")))
 
 
 def shipped_teams() -> list[Path]:
@@ -21,7 +23,7 @@ def shipped_teams() -> list[Path]:
 
 def team_path(text: str | Path) -> Path:
     """A team file's path: `text` itself when it exists, else the shipped team of that name
-    (`oracle` → `teams/oracle.yaml`); a missing file is left for `read_team` to report."""
+    (`oracle` → `orchestra/teams/shipped/oracle.yaml`); a missing file is left for `read_team` to report."""
     path = Path(text)
     if not path.exists() and path.parent == Path(".") and not path.suffix:
         shipped = shipped_root() / f"{path.name}.yaml"

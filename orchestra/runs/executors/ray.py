@@ -3,7 +3,7 @@
 Each of `workers` actors (`RolloutWorker`, one CPU each) rebuilds the caller's plugin host once,
 keeps a warm judge pool across rollouts, and runs up to `concurrency` rollouts at once on its
 event loop (an async actor): model calls go from the actors to the endpoints in the specs, so
-those must be reachable from the cluster's nodes. The dispatcher (`orchestra.executors.pool`)
+those must be reachable from the cluster's nodes. The dispatcher (`orchestra.runs.executors.pool`)
 keeps at most `workers * concurrency` rollouts in flight and streams records back as they finish.
 
 An actor that dies mid-rollout (its process killed, its node lost) costs only the rollouts it
@@ -30,11 +30,11 @@ from typing import Any
 
 from orchestra.are.judge_pool import JudgePool
 from orchestra.errors import OrchestraError
-from orchestra.executors.pool import Batch, dispatch
-from orchestra.executors.worker import HostRecipe, Task, WorkerError, run_task
 from orchestra.host import Host
 from orchestra.models import env_refs
 from orchestra.record import RolloutRecord
+from orchestra.runs.executors.pool import Batch, dispatch
+from orchestra.runs.executors.worker import HostRecipe, Task, WorkerError, run_task
 
 __all__ = ["CONNECT_TIMEOUT", "FORWARDED_ENV", "LOCAL_OBJECT_STORE_BYTES", "RayExecutor", "RolloutWorker", "check_reachable", "forwarded_env", "import_ray"]
 

@@ -88,7 +88,7 @@ class Manifest(BaseModel):
 
 
 def build_manifest(batch: Batch, *, runs: int = 1) -> Manifest:
-    from orchestra.preflight import models_of
+    from orchestra.runs.preflight import models_of
     from orchestra.scenario_info import describe
 
     configs: list[dict[str, Any]] = []
