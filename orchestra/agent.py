@@ -89,12 +89,15 @@ class AgentContext:
     app: str | None = None
     #: The agent's own tool list (the `agent_tools` hook shaped it); default: its scaffold's.
     tools: dict[str, ToolSpec] = field(default_factory=dict)
-    rollout_id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    #: Unique per agent run (tracing's `gen_ai.agent.id`); never part of a record.
+    run_id: str = field(default_factory=lambda: uuid.uuid4().hex)
     #: What this agent spent (steps, runs, turns, tokens, cost, tool calls, simulated seconds).
     ledger: AgentLedger = field(default_factory=lambda: AgentLedger(name=MAIN))
     records: list[StepRecord] = field(default_factory=list)
     #: Scratch space for plugins, keyed by plugin name (never shared between rollouts).
     state: dict[str, Any] = field(default_factory=dict)
+    #: The loop's own: the step the current iteration produced (the post-step decision reads it).
+    last_step: StepRecord | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         self.ledger.name, self.ledger.role, self.ledger.parent, self.ledger.app = self.name, self.role, self.parent, self.app
@@ -307,7 +310,9 @@ async def _loop(agent: AgentContext) -> AsyncGenerator[ModelRequest, ModelRespon
                         request = await iteration.asend(response)
             except StopAsyncIteration:
                 pass
-            decision = _after_step(agent, agent.state.pop("_step"))
+            step, agent.last_step = agent.last_step, None
+            assert step is not None, "an iteration ends with its step recorded"
+            decision = _after_step(agent, step)
             if decision != StepDecision.CONTINUE:
                 break
         if decision == StepDecision.END_TURN and agent.is_main:
@@ -387,7 +392,7 @@ async def _iteration(agent: AgentContext) -> AsyncGenerator[ModelRequest, ModelR
         agent.ledger.last_model_error = str(exc)
         text = scaffold.model_error_text(exc)
         scaffold.record_model_error(agent, text)
-        agent.state["_step"] = StepRecord(agent.steps, response, [], [], retries=retries, model_error=text)
+        agent.last_step = StepRecord(agent.steps, response, [], [], retries=retries, model_error=text)
         trace(session.elapsed, [*retries], None, calls=[], outcomes=[], model_error=text)
         return
     assert response is not None
@@ -400,7 +405,7 @@ async def _iteration(agent: AgentContext) -> AsyncGenerator[ModelRequest, ModelR
     else:
         calls, outcomes, format_error = await _act(agent, scaffold.action(agent, response))
     scaffold.record(agent, response, calls, outcomes, format_error)
-    agent.state["_step"] = StepRecord(agent.steps, response, calls, outcomes, format_error, retries=retries)
+    agent.last_step = StepRecord(agent.steps, response, calls, outcomes, format_error, retries=retries)
     trace(t_model, [*retries, (response, None)], response, calls=calls, outcomes=outcomes, format_error=format_error)
 
 

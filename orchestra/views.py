@@ -115,8 +115,8 @@ class AgentView(Protocol):
     parent: str | None
     #: The ARE app an app-agent serves; None for the main agent and generic sub-agents.
     app: str | None
-    #: Unique per agent run (tracing's `gen_ai.agent.id`).
-    rollout_id: str
+    #: Unique per agent run (tracing's `gen_ai.agent.id`); never part of a record.
+    run_id: str
     task: str | None
     max_steps: int
     tools: dict[str, ToolSpec]

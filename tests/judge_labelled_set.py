@@ -29,7 +29,9 @@ from typing import Any
 
 import yaml
 
-from orchestra.judging.facts import Gazetteer, _extract, mutate, scenario_gazetteer, user_tasks
+from orchestra.judging.facts import Gazetteer, _extract
+from orchestra.judging.mutation import mutate
+from orchestra.judging.scenario_names import scenario_gazetteer, user_tasks
 from orchestra.scenario_files import resolve
 
 LABELS_FILE = Path(__file__).resolve().parent / "data" / "judge_labels.yaml"

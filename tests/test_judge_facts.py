@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from orchestra.judging.facts import Gazetteer, check_text, extract_facts, universe_names, wrong_version
+from orchestra.judging.fact_check import check_text
+from orchestra.judging.facts import Gazetteer, extract_facts
+from orchestra.judging.mutation import wrong_version
+from orchestra.judging.scenario_names import universe_names
 
 GAZ = universe_names(
     [

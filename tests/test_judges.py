@@ -12,7 +12,9 @@ from pydantic import ValidationError
 
 from orchestra.are import judges as are_judges
 from orchestra.are.native_verdict import export_trace
-from orchestra.judging.settings import JudgeCallCache, JudgeConfig, JudgeEngine
+from orchestra.judging.cache import JudgeCallCache
+from orchestra.judging.engine import JudgeEngine
+from orchestra.judging.settings import JudgeConfig
 from orchestra.oracle.perturbations import JudgeRules, NotApplicable, perturb
 from orchestra.oracle.replay import build_plan, replay
 from orchestra.parity.native_verdict import are_native_verdict
@@ -234,7 +236,7 @@ def test_llm_judge_calls_are_cached_reported_apart_and_never_move_the_clock(scen
 
 
 def test_a_cache_that_cannot_be_written_costs_only_the_cache(tmp_path, monkeypatch):
-    import orchestra.judging.settings as judges_module
+    import orchestra.judging.cache as judges_module
 
     def refuse(*args, **kwargs):
         raise PermissionError(13, "Permission denied")

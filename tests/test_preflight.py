@@ -172,7 +172,7 @@ def test_a_dead_judge_endpoint_in_run_fails_at_preflight_naming_it(scenario_path
 
 def test_a_judge_call_that_fails_names_the_judge_model_and_endpoint():
     """Past preflight (the server died mid-run), litellm says only "Connection error.": the error names both."""
-    from orchestra.judging.settings import JudgeCallError, JudgeEngine
+    from orchestra.judging.engine import JudgeCallError, JudgeEngine
 
     endpoint = f"http://127.0.0.1:{_free_port()}/v1"
     engine = JudgeEngine("openai/judge-x", endpoint=endpoint, api_key="none")

@@ -23,8 +23,11 @@ from typing import Any
 
 from orchestra.are.imports import import_are
 from orchestra.are.judge_pool import JudgePool, _no_llm_engine, build_scripted_judge, default_judge_pool
-from orchestra.judging.facts import Gazetteer, check_text, universe_names
-from orchestra.judging.settings import JudgeConfig, JudgeEngine, JudgeUsage
+from orchestra.judging.engine import JudgeEngine
+from orchestra.judging.fact_check import check_text
+from orchestra.judging.facts import Gazetteer
+from orchestra.judging.scenario_names import universe_names
+from orchestra.judging.settings import JudgeConfig, JudgeUsage
 
 SEND_TO_USER = "AgentUserInterface__send_message_to_user"
 
@@ -228,7 +231,7 @@ def build_strict(config: JudgeConfig) -> Any:
 
 def build_llm(config: JudgeConfig) -> Any:
     """ARE's `GraphPerEventJudge` with its LLM checkers, as `are-benchmark run` builds it, on
-    orchestra's cached litellm engine (`orchestra.judging.settings.JudgeEngine`)."""
+    orchestra's cached litellm engine (`orchestra.judging.engine.JudgeEngine`)."""
     import_are()
     from are.simulation.validation import GraphPerEventJudgeConfig, JudgeFactory
 

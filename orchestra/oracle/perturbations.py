@@ -29,7 +29,8 @@ import datetime as _dt
 from dataclasses import dataclass, replace
 from typing import Any
 
-from orchestra.judging.facts import Gazetteer, wrong_version
+from orchestra.judging.facts import Gazetteer
+from orchestra.judging.mutation import wrong_version
 from orchestra.oracle.replay import OracleAction, OraclePlan
 from orchestra.spec import KINDS, PerturbationKind
 

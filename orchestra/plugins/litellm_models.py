@@ -16,4 +16,4 @@ from orchestra.views import AgentView
 
 @hookimpl(trylast=True)
 def model_call(agent: AgentView, request: ModelRequest) -> Awaitable[ModelResponse]:
-    return complete(agent.model, request, metadata={"orchestra_rollout": agent.rollout_id}, providers=agent.host.models)
+    return complete(agent.model, request, metadata={"orchestra_agent_run": agent.run_id}, providers=agent.host.models)

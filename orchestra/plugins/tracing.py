@@ -303,7 +303,7 @@ async def _traced_agent(tracing: Tracing, agent: AgentView, inner: Awaitable[Non
         "gen_ai.operation.name": "invoke_agent",
         "gen_ai.provider.name": provider,
         "gen_ai.agent.name": agent.name,
-        "gen_ai.agent.id": agent.rollout_id,
+        "gen_ai.agent.id": agent.run_id,
         "gen_ai.request.model": model,
         "orchestra.agent.role": agent.role,
         "orchestra.agent.scaffold": agent.ledger.scaffold,

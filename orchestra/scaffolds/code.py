@@ -52,7 +52,7 @@ from orchestra.scaffolds.react import STOP_SEQUENCES, ReactScaffold
 from orchestra.types import ModelRequest, ModelResponse, ToolCall, ToolOutcome
 
 if TYPE_CHECKING:  # pragma: no cover
-    from orchestra.agent import AgentContext
+    from orchestra.views import AgentView
 
 CODE_TOKEN = "Code:"
 _BLOCK = re.compile(r"```(?:py|python)?[ \t]*\n(.*?)(?:\n[ \t]*```|\Z)", re.DOTALL)
@@ -82,7 +82,7 @@ class CodeScaffold(ReactScaffold):
         return self.options.sandbox or os.environ.get("ORCHESTRA_SANDBOX") or "wasm"
 
     # ---- the prompt and the interpreter
-    def start(self, agent: AgentContext) -> None:
+    def start(self, agent: AgentView) -> None:
         super().start(agent)
         self.close()
         factory = agent.host.sandbox(self.backend)
@@ -96,14 +96,14 @@ class CodeScaffold(ReactScaffold):
         if sandbox is not None:
             sandbox.stop()
 
-    def system_prompt(self, agent: AgentContext) -> str:
+    def system_prompt(self, agent: AgentView) -> str:
         main, app = agent_format.are_code_prompts(hints=self.options.hints)
         if not agent.is_main:
             return agent_format.are_app_agent_react_system_prompt(self.are_tools, prompt=app)
         s = agent.session
         return agent_format.are_react_system_prompt(s.env, s.scenario, self.are_tools, prompt=main)
 
-    def request(self, agent: AgentContext) -> ModelRequest:
+    def request(self, agent: AgentView) -> ModelRequest:
         req = Scaffold.request(self, agent)  # not react's: no constrained decoding for code
         if self.options.server_stop:
             req.stop = list(STOP_SEQUENCES)
@@ -144,7 +144,7 @@ class CodeScaffold(ReactScaffold):
         _, error = self.code(response)
         return [], error  # the calls are made by running the code (`action`)
 
-    def action(self, agent: AgentContext, response: ModelResponse) -> Action:
+    def action(self, agent: AgentView, response: ModelResponse) -> Action:
         code, error = self.code(response)
         if code is None:
             self.last = None
@@ -154,7 +154,7 @@ class CodeScaffold(ReactScaffold):
         return self.last
 
     # ---- history
-    def record(self, agent: AgentContext, response: ModelResponse, calls: list[ToolCall], outcomes: list[ToolOutcome], format_error: str | None) -> None:
+    def record(self, agent: AgentView, response: ModelResponse, calls: list[ToolCall], outcomes: list[ToolOutcome], format_error: str | None) -> None:
         self.messages.append({"role": "assistant", "content": self.templates["llm_output"].format(content=self.output_text(response))})
         if format_error:
             self._error(format_error)
@@ -174,7 +174,7 @@ class CodeScaffold(ReactScaffold):
         else:
             self._observation(text.strip() or "No observation")
 
-    def charge_compute(self, agent: AgentContext, fuel: int) -> None:
+    def charge_compute(self, agent: AgentView, fuel: int) -> None:
         """Charge `fuel` of the sandbox's compute to the simulated clock (wasm; bwrap counts none)."""
         if fuel <= 0 or self.sandbox is None or not self.sandbox.counts_compute:
             return
@@ -188,7 +188,7 @@ class CodeScaffold(ReactScaffold):
 class CodeAction(Action):
     """One code block run in the agent's interpreter; its tool calls are yielded as the code makes them."""
 
-    def __init__(self, scaffold: CodeScaffold, agent: AgentContext, code: str, index: int) -> None:
+    def __init__(self, scaffold: CodeScaffold, agent: AgentView, code: str, index: int) -> None:
         self.scaffold = scaffold
         self.agent = agent
         self.code = code

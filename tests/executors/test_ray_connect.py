@@ -24,7 +24,17 @@ def _closed_port() -> int:
 def test_run_with_an_unreachable_ray_address_fails_in_one_line(tmp_path, capsys):
     address = f"127.0.0.1:{_closed_port()}"
     scenario = REPO / "scenarios" / "search" / "validation" / "starter_search_lookup.json"
-    argv = ["run", "--team", str(REPO / "orchestra" / "teams" / "shipped" / "oracle.yaml"), "--scenarios", str(scenario), "--executor", "ray", "--ray-address", address]
+    argv = [
+        "run",
+        "--team",
+        str(REPO / "orchestra" / "teams" / "shipped" / "oracle.yaml"),
+        "--scenarios",
+        str(scenario),
+        "--executor",
+        "ray",
+        "--ray-address",
+        address,
+    ]
     code = main([*argv, "--out", str(tmp_path / "out")])
     captured = capsys.readouterr()
     assert code == 2 and captured.out == ""

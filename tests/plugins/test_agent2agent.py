@@ -280,7 +280,7 @@ def test_each_expert_call_is_a_fresh_stateless_app_agent(tmp_path, judge_pool, s
     assert record.result is not None, record.error
     result = record.result
     main, first, second = capture.agents
-    assert (first.name, second.name) == ("Calendar", "Calendar#2") and first.rollout_id != second.rollout_id
+    assert (first.name, second.name) == ("Calendar", "Calendar#2") and first.run_id != second.run_id
     # the second one starts from nothing: its own prompt and task, the script from its start, no trace of the first call
     assert first.scaffold.messages[0] == second.scaffold.messages[0] and len(first.scaffold.messages) == len(second.scaffold.messages)
     assert "List the tags." in first.task and "List them again." in second.task and "List the tags." not in str(second.scaffold.messages)
