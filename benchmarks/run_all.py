@@ -270,7 +270,8 @@ def fig_concurrency(args: argparse.Namespace) -> dict[str, Any]:
     import anyio
 
     from orchestra.are.judge_pool import JudgePool
-    from orchestra.rl.env import EnvConfig, rollouts
+    from orchestra.rl import EnvConfig
+    from orchestra.rl.batches import rollouts
     from orchestra_dev.mock_openai import MockServer
 
     path = smallest_scenario()

@@ -12,7 +12,6 @@
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import re
@@ -25,7 +24,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from orchestra.errors import OrchestraError
 from orchestra.litellm_setup import import_litellm, register_providers
-from orchestra.types import ModelRequest, ModelResponse, ToolCall, Usage
+from orchestra.types import ModelRequest, ModelResponse
+from orchestra.wire import response_from_completion
 
 log = logging.getLogger(__name__)
 
@@ -180,7 +180,7 @@ async def complete(
             await anyio.sleep(wait)
         except Exception as exc:
             raise ModelError(f"{config.model}: {type(exc).__name__}: {exc}") from exc
-    return _parse_response(litellm, raw, request, config, attempt)
+    return _parse_response(raw, request, config, attempt)
 
 
 def _expanded(config: ModelConfig) -> ModelConfig:
@@ -190,64 +190,12 @@ def _expanded(config: ModelConfig) -> ModelConfig:
     return config.model_copy(update=update) if update != {k: v for k, v in fields.items() if v} else config
 
 
-def _parse_response(litellm: Any, raw: Any, request: ModelRequest, config: ModelConfig, attempts: int) -> ModelResponse:
-    choice = raw.choices[0]
-    message = choice.message
-    text = message.content if isinstance(message.content, str) else None
-    calls = [_tool_call(tc) for tc in (message.tool_calls or [])]
-    usage = _usage(litellm, raw, request, text, calls)
-    cost = 0.0
+def _parse_response(raw: Any, request: ModelRequest, config: ModelConfig, attempts: int) -> ModelResponse:
+    """litellm's response (an OpenAI chat completion) as orchestra's, with litellm's cost and our retries."""
     hidden = getattr(raw, "_hidden_params", None) or {}
-    if hidden.get("response_cost") is not None:
-        cost = float(hidden["response_cost"])
-    return ModelResponse(
-        text=text,
-        tool_calls=calls,
-        usage=usage,
-        model=str(getattr(raw, "model", "") or config.model),
-        finish_reason=getattr(choice, "finish_reason", None),
-        cost_usd=cost,
-        attempts=attempts,
-    )
-
-
-def _tool_call(tc: Any) -> ToolCall:
-    fn = tc.function
-    return parse_tool_call(getattr(fn, "name", None) or "", getattr(fn, "arguments", None), getattr(tc, "id", None) or f"call_{uuid.uuid4().hex[:12]}")
-
-
-def parse_tool_call(name: str, args_raw: Any, call_id: str) -> ToolCall:
-    """One OpenAI-style tool call (`arguments` a JSON text, or already a dict); a call whose
-    arguments are not a JSON object keeps the reason in `error` (the agent is shown it)."""
-    if isinstance(args_raw, dict):
-        return ToolCall(name=name, arguments=args_raw, id=call_id)
-    if args_raw in (None, ""):
-        return ToolCall(name=name, arguments={}, id=call_id)
-    try:
-        args = json.loads(args_raw)
-    except (json.JSONDecodeError, TypeError) as exc:
-        reason = f"{exc.msg} at char {exc.pos}" if isinstance(exc, json.JSONDecodeError) else str(exc)
-        raw = args_raw if isinstance(args_raw, str) else str(args_raw)
-        return ToolCall(name=name, id=call_id, error=f"arguments are not valid JSON ({reason}): {raw[:200]!r}", raw_arguments=raw)
-    if not isinstance(args, dict):
-        return ToolCall(name=name, id=call_id, error=f"arguments must be a JSON object, got {type(args).__name__}", raw_arguments=str(args_raw))
-    return ToolCall(name=name, arguments=args, id=call_id)
-
-
-def _usage(litellm: Any, raw: Any, request: ModelRequest, text: str | None, calls: list[ToolCall]) -> Usage:
-    u = getattr(raw, "usage", None)
-    prompt = int(getattr(u, "prompt_tokens", 0) or 0) if u is not None else 0
-    completion = int(getattr(u, "completion_tokens", 0) or 0) if u is not None else 0
-    details = getattr(u, "completion_tokens_details", None) if u is not None else None
-    reasoning = int(getattr(details, "reasoning_tokens", 0) or 0) if details is not None else 0
-    if prompt or completion:
-        return Usage(prompt, completion, reasoning)
-    return count_usage_locally(litellm, request.messages, text, calls)
-
-
-def count_usage_locally(litellm: Any, messages: list[dict[str, Any]], text: str | None, calls: list[ToolCall]) -> Usage:
-    """Token counts from litellm's bundled tokenizer (offline), for providers that report none."""
-    prompt = int(litellm.token_counter(model="gpt-4o-mini", messages=messages))
-    out = (text or "") + "".join(c.name + c.arguments_text() for c in calls)
-    completion = int(litellm.token_counter(model="gpt-4o-mini", text=out)) if out else 0
-    return Usage(prompt, completion, 0, counted_locally=True)
+    cost = float(hidden["response_cost"]) if hidden.get("response_cost") is not None else 0.0
+    response = response_from_completion(raw, request, read_tool_calls=True, missing_id=lambda i: f"call_{uuid.uuid4().hex[:12]}")
+    response.model = str(getattr(raw, "model", "") or config.model)
+    response.cost_usd = cost
+    response.attempts = attempts
+    return response

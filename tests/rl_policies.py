@@ -6,8 +6,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from orchestra.rl.env import Episode, completion_message
+from orchestra.rl import Episode
 from orchestra.types import ToolCall
+from orchestra.wire import completion_message
 
 ANSWER = "AgentUserInterface__send_message_to_user"
 #: Big enough that the clock's share of the model calls matters (a Time scenario's window is ~35 s).

@@ -9,7 +9,9 @@ import math
 import pytest
 
 from orchestra.config import NoiseConfig, SessionConfig
-from orchestra.gaia2.protocol import MINI, PHASES, STANDARD_CONFIGS, Gaia2Source, format_table, gaia2_table, mini_selection, phase_policy, phase_session
+from orchestra.gaia2.phases import PHASES, phase_policy, phase_session
+from orchestra.gaia2.sources import MINI, STANDARD_CONFIGS, Gaia2Source, mini_selection
+from orchestra.gaia2.table import format_table, gaia2_table
 from orchestra.models import ModelConfig
 from orchestra.record import RolloutRecord, RolloutResult
 from orchestra.runs.summary import are_pass_k, are_success_rate, macro_success_rate

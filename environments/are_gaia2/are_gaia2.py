@@ -4,7 +4,7 @@
     verifiers.load_environment("are-gaia2", source="bundled", capability="time", time_scale=2.0)
 
 A v0 `MultiTurnEnv` (verifiers 0.3.1). verifiers calls the model; `env_response` steps the
-orchestra rollout this rollout holds (`orchestra.rl.env.Episode`, kept per rollout id, created in
+orchestra rollout this rollout holds (`orchestra.rl.Episode`, kept per rollout id, created in
 `setup_state`, released by a cleanup handler — also when the rollout is cancelled or times out).
 Each turn's prompt is exactly the request orchestra's agent loop makes (`get_prompt_messages`:
 ARE's system prompt, notifications and tool results as ARE's agent would see them), and the
@@ -38,7 +38,8 @@ from orchestra.clock import ClockConfig
 from orchestra.errors import OrchestraError
 from orchestra.host import Host
 from orchestra.judging.settings import JudgeConfig
-from orchestra.rl.env import CAPABILITIES, MAX_TURNS_STOP, EnvConfig, Episode, ScenarioFailure, noise_config, record_info, select_scenarios
+from orchestra.rl import MAX_TURNS_STOP, EnvConfig, Episode, noise_config, record_info
+from orchestra.rl.selection import CAPABILITIES, ScenarioFailure, select_scenarios
 from orchestra.rollout import describe
 from orchestra.scenario_files import ScenarioFile
 from orchestra.teams.config import TeamConfig

@@ -67,7 +67,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from orchestra.are.submission import runner_config
-    from orchestra.gaia2.protocol import PHASES, TraceTarget, TraceWriter, choose_source, phase_policy, phase_session, trace_key
+    from orchestra.gaia2.phases import PHASES, phase_policy, phase_session
+    from orchestra.gaia2.sources import choose_source
+    from orchestra.gaia2.traces import TraceTarget, TraceWriter, trace_key
 
     writer = TraceWriter()
     team, agent, host, base = _policy(args, writer)
@@ -142,7 +144,9 @@ def _policy(args: argparse.Namespace, writer: object) -> tuple[TeamConfig | None
 
 
 def _run_phases(args: argparse.Namespace, host: Host, batches: list[Any], source: Any, model: str) -> int:
-    from orchestra.gaia2.protocol import PHASES, format_table, gaia2_table, write_output_jsonl
+    from orchestra.gaia2.phases import PHASES
+    from orchestra.gaia2.table import format_table, gaia2_table
+    from orchestra.gaia2.traces import write_output_jsonl
 
     records: dict[tuple[str, str], list[RolloutRecord]] = {}
     # Every phase's folder is checked before anything runs: a folder of another configuration is

@@ -30,8 +30,7 @@ runner's executor seam (`orchestra.runs.runner.execute_all`): orchestra calls th
 from __future__ import annotations
 
 import dataclasses
-import json
-from collections.abc import AsyncIterator, Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -45,36 +44,20 @@ from orchestra.config import DEFAULT_MAX_STEPS, NoiseConfig, RewardMode, Session
 from orchestra.errors import OrchestraError
 from orchestra.host import Host
 from orchestra.judging.settings import JudgeConfig
-from orchestra.models import ModelConfig, count_usage_locally, import_litellm, parse_tool_call
+from orchestra.models import ModelConfig
 from orchestra.record import RolloutRecord
+from orchestra.rl.selection import one_scenario
 from orchestra.rollout import Rollout
-from orchestra.runs.preflight import DEFAULT_TIMEOUT
-from orchestra.runs.preflight import preflight as check_batch
-from orchestra.runs.runner import execute_all
-from orchestra.scenario_files import ScenarioFile, resolve
+from orchestra.scenario_files import ScenarioFile
 from orchestra.spec import AgentConfig, RolloutSpec
 from orchestra.teams.config import TeamConfig
-from orchestra.types import ModelRequest, ModelResponse, ToolCall, Usage
-
-__all__ = [
-    "CAPABILITIES",
-    "MAX_TURNS_STOP",
-    "POLICY_MODEL",
-    "EnvConfig",
-    "Episode",
-    "GaiaEnv",
-    "Observation",
-    "ScenarioFailure",
-    "completion_message",
-    "episode_info",
-    "noise_config",
-    "response_from_completion",
-    "rollouts",
-    "select_scenarios",
-]
+from orchestra.types import ModelRequest, ModelResponse, Usage
+from orchestra.wire import response_from_completion
 
 #: The main agent's model label when the trainer calls the model (never called by orchestra).
 POLICY_MODEL = "policy"
+
+
 #: The stop reason of an episode cut at `max_turns` completions.
 MAX_TURNS_STOP = "max_turns"
 
@@ -153,9 +136,6 @@ def policy_team(team: TeamConfig, policy: AgentConfig) -> TeamConfig:
     return team.model_copy(update={"main": policy, "app_agents": apps})
 
 
-# ------------------------------------------------------------------ what goes in and out
-
-
 @dataclass
 class Observation:
     """The policy's next request, OpenAI-style: send `messages` (and `tools`) to the model."""
@@ -189,87 +169,6 @@ class Observation:
             if value is not None and (key not in ("tool_choice", "parallel_tool_calls") or self.tools):
                 kw[key] = value
         return kw
-
-
-def response_from_completion(completion: Mapping[str, Any] | Any, request: ModelRequest, usage: Mapping[str, Any] | Usage | None = None) -> ModelResponse:
-    """An OpenAI-style completion as orchestra's `ModelResponse` for `request`.
-
-    `completion` is an assistant message (a dict, or any object with `content` / `tool_calls`
-    attributes, e.g. openai's `ChatCompletionMessage`) or a whole chat completion (`choices`,
-    `usage`). `usage` (or the completion's own) sets the tokens the clock is charged; without
-    prompt and completion counts they are counted locally. A `react` request reads the text only.
-    Anything else (None, a string, a number, a dict with neither) is a `TypeError`: a trainer's bug
-    must not silently spend one of the episode's turns."""
-    if completion is None or isinstance(completion, str | bytes | int | float):
-        raise TypeError(f"a completion is an assistant message or a chat completion (content / tool_calls / choices), got {type(completion).__name__}")
-    data = _as_dict(completion)
-    finish_reason = None
-    if "choices" in data:
-        usage = usage if usage is not None else data.get("usage")
-        choice = _as_dict(data["choices"][0])
-        finish_reason = choice.get("finish_reason")
-        data = _as_dict(choice.get("message") or {})
-    if not {"content", "tool_calls"} & set(data):
-        raise TypeError(f"a completion is an assistant message or a chat completion (content / tool_calls / choices), got one with keys {sorted(data)}")
-    if usage is None:
-        usage = data.get("usage")  # an assistant message carrying its completion's usage (`completion_message`)
-    text = data.get("content")
-    if isinstance(text, list):  # content parts: the text ones
-        text = "".join(str(_as_dict(p).get("text") or "") for p in text)
-    text = text if isinstance(text, str) else None
-    calls: list[ToolCall] = []
-    if request.action_format == "tool_calls":  # react and code read the text only
-        for i, raw in enumerate(data.get("tool_calls") or []):
-            tc = _as_dict(raw)
-            fn = _as_dict(tc.get("function") or tc)  # OpenAI's nesting, or verifiers' flat {id, name, arguments}
-            calls.append(parse_tool_call(str(fn.get("name") or ""), fn.get("arguments"), str(tc.get("id") or f"call_{i}")))
-    return ModelResponse(
-        text=text, tool_calls=calls, usage=_usage(usage, request, text, calls), model=str(data.get("model") or ""), finish_reason=finish_reason
-    )
-
-
-def _as_dict(value: Any) -> dict[str, Any]:
-    if isinstance(value, Mapping):
-        return dict(value)
-    if hasattr(value, "model_dump"):
-        return dict(value.model_dump())
-    return {
-        k: getattr(value, k) for k in ("role", "content", "tool_calls", "function", "id", "name", "arguments", "message", "finish_reason") if hasattr(value, k)
-    }
-
-
-def _usage(usage: Mapping[str, Any] | Usage | Any, request: ModelRequest, text: str | None, calls: list[ToolCall]) -> Usage:
-    if isinstance(usage, Usage):
-        if usage.prompt_tokens or usage.completion_tokens:
-            return usage
-    elif usage is not None:
-        u = _as_dict(usage) if not isinstance(usage, Mapping) else dict(usage)
-        if not u and hasattr(usage, "prompt_tokens"):
-            u = {k: getattr(usage, k, 0) for k in ("prompt_tokens", "completion_tokens", "reasoning_tokens")}
-        prompt, completion = int(u.get("prompt_tokens") or 0), int(u.get("completion_tokens") or 0)
-        details = u.get("completion_tokens_details") or {}
-        reasoning = int(u.get("reasoning_tokens") or _as_dict(details).get("reasoning_tokens") or 0)
-        if prompt or completion:
-            return Usage(prompt, completion, reasoning)
-    return count_usage_locally(import_litellm(), request.messages, text, calls)
-
-
-def completion_message(response: ModelResponse) -> dict[str, Any]:
-    """orchestra's `ModelResponse` as an OpenAI-style assistant message, its usage under `usage`
-    (what a server would have returned; `response_from_completion` reads it back)."""
-    message: dict[str, Any] = {"role": "assistant", "content": response.text}
-    if response.tool_calls:
-        message["tool_calls"] = [
-            {"id": c.id or f"call_{i}", "type": "function", "function": {"name": c.name, "arguments": c.arguments_text()}}
-            for i, c in enumerate(response.tool_calls)
-        ]
-    if not response.usage.counted_locally:
-        message["usage"] = {
-            "prompt_tokens": response.usage.prompt_tokens,
-            "completion_tokens": response.usage.completion_tokens,
-            "reasoning_tokens": response.usage.reasoning_tokens,
-        }
-    return message
 
 
 def episode_info(rollout: Rollout, record: RolloutRecord | None = None) -> dict[str, Any]:
@@ -326,9 +225,6 @@ def _noise_info(spec: RolloutSpec | None) -> dict[str, Any] | None:
 
 def _reward(record: RolloutRecord) -> float:
     return float(record.result.reward) if record.result is not None and record.error is None else 0.0
-
-
-# ------------------------------------------------------------------ one episode
 
 
 @dataclass
@@ -425,9 +321,6 @@ class Episode:
         self.rollout.close()
 
 
-# ------------------------------------------------------------------ gymnasium-like
-
-
 class GaiaEnv:
     """`reset(scenario, seed) -> observation` / `step(completion) -> observation, reward, done, info`.
 
@@ -466,192 +359,3 @@ class GaiaEnv:
         if self.episode is not None:
             self.episode.close()
             self.episode = None
-
-
-def one_scenario(source: str | Path) -> ScenarioFile:
-    """The one scenario a source names: a file, or `bundled[:CONFIG]/ID` / any source plus `/ID`."""
-    path = Path(source)
-    if path.is_file():
-        return ScenarioFile(path)
-    text = str(source)
-    base, _, scenario_id = text.rpartition("/")
-    if text.startswith(("bundled", "hf:")) and base:
-        files = list(resolve([base], scenario_ids=[scenario_id]))
-    else:
-        files = list(resolve([text]))
-    if len(files) != 1:
-        raise OrchestraError(f"{source}: names {len(files)} scenarios; reset() takes one (a file, or SOURCE/SCENARIO_ID)")
-    return files[0]
-
-
-# ------------------------------------------------------------------ which scenarios
-
-#: Gaia2's capabilities (`capability=`); `agent2agent` is Gaia2's mini set played by a team of app-agents.
-CAPABILITIES = ("execution", "search", "adaptability", "ambiguity", "time", "agent2agent", "mini")
-SOURCES = ("gaia2", "bundled", "are")
-
-
-@dataclass(frozen=True)
-class ScenarioFailure:
-    """A scenario that could not be loaded, and why (never dropped silently)."""
-
-    source: str
-    reason: str
-
-
-def select_scenarios(
-    source: str,
-    capability: str,
-    *,
-    split: str = "validation",
-    scenario_split: str | None = None,
-    num_examples: int = -1,
-) -> tuple[list[ScenarioFile], list[ScenarioFailure]]:
-    """The scenarios of one capability of a source (sorted, deterministic) and those that failed to load.
-
-    * `gaia2`: the Hugging Face dataset from the local cache, config `capability` (`agent2agent`:
-      `mini`), split `split`;
-    * `bundled`: this repository's scenarios of that capability (`mini`: the seven starter
-      scenarios; `agent2agent`: all of them, to be played by a team);
-    * `are`: ARE's own registered demo scenarios, exported to JSON (all capabilities);
-    * else a local file or folder (filtered by the capability tag unless `mini`/`agent2agent`).
-
-    `scenario_split` (`<manifest>/<part>`, e.g. `bundled/train`) keeps the scenarios of one part of
-    a frozen split (`scenarios/manifest.json`; `<manifest>` may also be a manifest file or its folder).
-    Only each file's JSON is read here — no scenario is loaded into ARE (no oracle pre-run)."""
-    from orchestra.errors import ScenarioError
-    from orchestra.scenario_info import describe
-
-    capability = capability.lower()
-    if capability not in CAPABILITIES:
-        raise OrchestraError(f"unknown capability {capability!r}; choose from {', '.join(CAPABILITIES)}")
-    if isinstance(num_examples, bool) or not isinstance(num_examples, int) or num_examples == 0 or num_examples < -1:
-        raise OrchestraError(f"num_examples={num_examples!r}: give -1 (all scenarios) or a positive count")
-    failures: list[ScenarioFailure] = []
-    tag_filter: str | None = None
-    if source == "gaia2":
-        sources = [f"hf:{'mini' if capability == 'agent2agent' else capability}/{split}"]
-    elif source == "bundled":
-        sources = ["bundled"] if capability in ("mini", "agent2agent") else [f"bundled:{capability}"]
-    elif source == "are":
-        files, failures = are_registered_scenarios()  # ARE's demo scenarios carry no capability tag: kept for every capability
-        sources, tag_filter = [], None
-    else:
-        sources, tag_filter = [source], None if capability in ("mini", "agent2agent") else capability
-    files = files if source == "are" else []
-    for src in sources:
-        try:
-            files.extend(resolve([src]))
-        except ScenarioError as exc:
-            raise OrchestraError(str(exc)) from None
-    keep = _split_members(scenario_split) if scenario_split else None
-    chosen: list[ScenarioFile] = []
-    for file in files:
-        try:
-            info = describe(file)
-        except Exception as exc:  # unreadable JSON: reported, never dropped silently
-            failures.append(ScenarioFailure(str(file.path), f"{type(exc).__name__}: {exc}"))
-            continue
-        if source == "bundled" and capability == "mini" and not info.scenario_id.startswith("starter_"):
-            continue
-        if tag_filter is not None and tag_filter not in {c.lower() for c in info.capabilities}:
-            continue
-        if keep is not None and info.scenario_id not in keep:
-            continue
-        chosen.append(file)
-    if num_examples > 0:
-        chosen = chosen[:num_examples]
-    return chosen, failures
-
-
-def _split_members(scenario_split: str) -> set[str]:
-    name, _, part = scenario_split.rpartition("/")
-    if not name or not part:
-        raise OrchestraError(f"scenario_split {scenario_split!r}: expected <manifest>/<part>, e.g. bundled/train")
-    from orchestra.scenario_files import MANIFEST_NAME, bundled_root
-
-    path = bundled_root() / MANIFEST_NAME if name == "bundled" else Path(name)
-    if path.is_dir():
-        path = path / MANIFEST_NAME
-    if not path.is_file():
-        raise OrchestraError(f"scenario_split {scenario_split!r}: no manifest {path} (give bundled/<part>, or a manifest file or folder)")
-    manifest = json.loads(path.read_text())
-    parts = sorted({str(e.get("split")) for e in (manifest.get("scenarios") or {}).values()})
-    if part not in parts:
-        raise OrchestraError(f"scenario_split {scenario_split!r}: {path} has the parts {', '.join(parts)}")
-    return {sid for sid, e in manifest["scenarios"].items() if e.get("split") == part}
-
-
-def are_registered_scenarios() -> tuple[list[ScenarioFile], list[ScenarioFailure]]:
-    """ARE's own registered (demo) scenarios as Gaia2 JSON, and those that could not be exported."""
-    from orchestra.are.registered import registered_scenarios
-
-    files, failed = registered_scenarios()
-    return files, [ScenarioFailure(source, reason) for source, reason in failed]
-
-
-# ------------------------------------------------------------------ batches
-
-
-async def rollouts(
-    specs: Iterable[RolloutSpec | tuple[RolloutSpec, ScenarioFile | None]],
-    endpoint: str | ModelConfig,
-    *,
-    model: str | None = None,
-    api_key: str | None = None,
-    concurrency: int = 8,
-    executor: str = "local",
-    host: Host | None = None,
-    judge_pool: JudgePool | None = None,
-    workers: int | None = None,
-    ray_address: str | None = None,
-    preflight: bool = True,
-    preflight_timeout: float = DEFAULT_TIMEOUT,
-) -> AsyncIterator[RolloutRecord]:
-    """Run a batch of specs against an OpenAI-compatible server, one record per spec as each finishes.
-
-    Every agent of each spec whose model is the trainer's (`policy`, or any model when `model` is
-    given) is pointed at `endpoint` (`http://host:port/v1`, or a whole `ModelConfig`); app-agents
-    with models of their own keep them. Runs through the runner's executor seam: `executor`
-    `local` (this event loop, `concurrency` rollouts at once), `process` or `ray` (`workers`
-    processes or Ray actors, `concurrency` rollouts each; `ray_address` joins a Ray cluster, whose
-    nodes must reach `endpoint`).
-
-    `preflight` (the default) checks the batch first, as `orchestra run` does: an endpoint that
-    refuses the connection or does not list its models within `preflight_timeout` seconds, a
-    scenario file that cannot run, a model that does not resolve — `PreflightError`, one line,
-    before any scenario loads (otherwise every model call of every rollout retries first)."""
-    if isinstance(endpoint, ModelConfig):
-        target = endpoint
-    else:
-        target = ModelConfig(model=f"openai/{model}" if model else "openai/policy", endpoint=endpoint, api_key=api_key or "none")
-    batch = []
-    for item in specs:
-        spec, file = item if isinstance(item, tuple) else (item, None)
-        batch.append((_pointed(spec, target, replace_any=model is not None or isinstance(endpoint, ModelConfig)), file))
-    if preflight:
-        host = host or Host.create()
-        checked_host = host
-        await anyio.to_thread.run_sync(lambda: check_batch(batch, checked_host, timeout=preflight_timeout))
-    async for record in execute_all(
-        batch, host=host, judge_pool=judge_pool, concurrency=concurrency, executor_name=executor, workers=workers, ray_address=ray_address
-    ):
-        yield record
-
-
-def _pointed(spec: RolloutSpec, target: ModelConfig, *, replace_any: bool) -> RolloutSpec:
-    """`spec` with the policy's model pointed at `target`: the main agent's (when `replace_any`, or
-    when it is the `policy` label), and any app-agent's that is the `policy` label."""
-
-    def point(settings: Any, *, main: bool) -> Any:
-        current: ModelConfig | None = settings.model
-        if current is None or not (current.model == POLICY_MODEL or (main and replace_any)):
-            return settings
-        return settings.model_copy(update={"model": target})
-
-    if spec.team is not None:
-        team = spec.team.map_agents(lambda s: point(s, main=False))
-        return spec.model_copy(update={"team": team.model_copy(update={"main": point(spec.team.main, main=True)})})
-    if spec.agent is not None:
-        return spec.model_copy(update={"agent": point(spec.agent, main=True)})
-    raise OrchestraError(f"{spec.scenario}: an oracle spec has no model to point at an endpoint")

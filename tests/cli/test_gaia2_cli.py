@@ -97,7 +97,7 @@ def test_uses_the_hf_dataset_when_cached(gaia2_folder, tmp_path, monkeypatch, ca
         return [{"scenario_id": p.stem, "data": p.read_text()} for p in sorted(folder.glob("*.json"))]
 
     monkeypatch.setattr(scenario_files, "load_hf_dataset", cached)
-    monkeypatch.setattr("orchestra.gaia2.protocol.load_hf_dataset", cached)
+    monkeypatch.setattr("orchestra.gaia2.sources.load_hf_dataset", cached)
     out = tmp_path / "hf"
     assert main(["gaia2", "--model", "orchestra/oracle", "--scaffold", "react", "--runs", "1", "--out", str(out), "--no-progress", "--no-preflight"]) == 0
     assert "scenarios: the Gaia2 dataset" in capsys.readouterr().err

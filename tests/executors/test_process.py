@@ -129,9 +129,10 @@ def test_cli_options_that_do_not_fit_the_executor_fail_first(tmp_path: Path, cap
 
 
 def test_rl_rollouts_run_in_worker_processes_against_the_users_endpoint() -> None:
-    """orchestra.rl.env's batched rollouts through the same seam: the workers call the endpoint themselves."""
+    """orchestra.rl's batched rollouts through the same seam: the workers call the endpoint themselves."""
     from helpers import scenario
-    from orchestra.rl.env import EnvConfig, rollouts
+    from orchestra.rl import EnvConfig
+    from orchestra.rl.batches import rollouts
     from orchestra_dev.mock_openai import MockServer
 
     specs = [EnvConfig(max_steps=3).spec(scenario(name)) for name in ("starter_search_lookup", "starter_execution_calendar")]

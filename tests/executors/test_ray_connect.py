@@ -44,7 +44,7 @@ def test_run_with_an_unreachable_ray_address_fails_in_one_line(tmp_path, capsys)
 
 
 def test_the_executor_checks_the_address_before_importing_ray():
-    """The API path (`RayExecutor` used directly, as `orchestra.rl.env` does) fails the same way."""
+    """The API path (`RayExecutor` used directly, as `orchestra.rl` does) fails the same way."""
     address = f"127.0.0.1:{_closed_port()}"
 
     async def first() -> None:

@@ -20,7 +20,7 @@ import verifiers as vf  # noqa: E402
 from openai.types.chat import ChatCompletion  # noqa: E402
 from verifiers.clients import OpenAIChatCompletionsClient  # noqa: E402
 
-from orchestra.rl.env import completion_message  # noqa: E402
+from orchestra.wire import completion_message  # noqa: E402
 
 ORACLE = "orchestra/oracle"
 CAPABILITIES = ("execution", "search", "adaptability", "ambiguity", "time", "mini", "agent2agent")

@@ -1,4 +1,4 @@
-"""`orchestra.rl.env`: the step API a trainer drives — rewards, the clock, determinism, teams, batches."""
+"""`orchestra.rl`: the step API a trainer drives — rewards, the clock, determinism, teams, batches."""
 
 from __future__ import annotations
 
@@ -17,19 +17,13 @@ from helpers import REPO, scenario
 from orchestra.clock import ClockConfig
 from orchestra.errors import OrchestraError
 from orchestra.host import Host
-from orchestra.rl.env import (
-    MAX_TURNS_STOP,
-    EnvConfig,
-    Episode,
-    GaiaEnv,
-    completion_message,
-    response_from_completion,
-    select_scenarios,
-)
+from orchestra.rl import MAX_TURNS_STOP, EnvConfig, Episode, GaiaEnv
+from orchestra.rl.selection import select_scenarios
 from orchestra.rollout import RolloutSpec, execute
 from orchestra.scenario_files import ScenarioFile
 from orchestra.teams.loading import load_team
 from orchestra.types import ModelRequest
+from orchestra.wire import completion_message, response_from_completion
 from rl_policies import HEAVY_USAGE, oracle_completion, oracle_without, tool_message, wrong_completion
 
 ORACLE = "orchestra/oracle"
@@ -206,7 +200,7 @@ def test_noise_is_carried_into_the_rollouts_session_and_reported(judge_pool):
     ],
 )
 def test_a_bad_noise_argument_is_one_clear_error(noise, message):
-    from orchestra.rl.env import noise_config
+    from orchestra.rl import noise_config
 
     with pytest.raises(OrchestraError, match=message) as caught:
         noise_config(noise)
@@ -286,7 +280,7 @@ def test_same_completions_same_rewards_and_hashes_across_reruns_and_a_fresh_proc
     path.write_text(json.dumps(sent))
     code = (
         "import json, sys, anyio\n"
-        "from orchestra.rl.env import EnvConfig, GaiaEnv\n"
+        "from orchestra.rl import EnvConfig, GaiaEnv\n"
         "sent = json.load(open(sys.argv[1]))\n"
         "async def go():\n"
         "    env = GaiaEnv(EnvConfig(), model='orchestra/oracle')\n"
@@ -436,7 +430,7 @@ def test_opening_an_episode_does_not_block_other_episodes_on_the_event_loop(judg
     on the same event loop, has played to its end: a load on the loop itself would deadlock."""
     import threading
 
-    from orchestra import rl
+    from orchestra.rl import env as rl
 
     gate = threading.Event()
     real_open = rl.Rollout.open
@@ -545,8 +539,8 @@ def test_the_are_export_adds_the_user_contact_and_types_the_root_task_user():
 
 @pytest.mark.parametrize("garbage", [None, 42, "just text", {"foo": 1}, {"choices": [{"message": {"role": "assistant"}}]}])
 def test_a_completion_that_is_no_completion_is_a_type_error_and_spends_no_turn(garbage):
-    from orchestra.rl.env import response_from_completion
     from orchestra.types import ModelRequest
+    from orchestra.wire import response_from_completion
 
     request = ModelRequest(messages=[{"role": "user", "content": "hi"}], action_format="tool_calls")
     with pytest.raises(TypeError, match="a completion is an assistant message or a chat completion"):

@@ -1,4 +1,4 @@
-"""orchestra.rl.env and are-gaia2 against an OpenAI-compatible server over HTTP (a loopback mock)."""
+"""orchestra.rl and are-gaia2 against an OpenAI-compatible server over HTTP (a loopback mock)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ import anyio
 import pytest
 
 from helpers import scenario
-from orchestra.rl.env import EnvConfig, rollouts
+from orchestra.rl import EnvConfig
+from orchestra.rl.batches import rollouts
 from orchestra.runs.preflight import PreflightError
 from orchestra_dev.mock_openai import MockServer
 
