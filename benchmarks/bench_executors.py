@@ -47,7 +47,7 @@ def main(argv: list[str] | None = None) -> int:
 
         async def go(name: str = name) -> list[RolloutRecord]:
             workers = None if name == "local" else args.workers
-            return [r async for r in execute_all(batch, executor_name=name, workers=workers)]
+            return [r async for r in execute_all(batch, executor=name, workers=workers)]
 
         start = time.perf_counter()
         done = anyio.run(go)

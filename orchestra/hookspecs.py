@@ -112,6 +112,20 @@ def register_sandboxes(register: Callable[[str, Callable[..., Any]], None]) -> N
     """
 
 
+@hookspec
+def register_executors(register: Callable[[str, Callable[..., Any]], None]) -> None:
+    """Add executors: where a batch's rollouts run (what `--executor` names).
+
+    :param register: `register(name, factory)`; `factory(workers: int | None = None, address: str |
+        None = None)` returns an `orchestra.runs.executors.Executor` (`run(batch, host=, judge_pool=,
+        concurrency=)` yielding one record per spec as each finishes) and raises an `OrchestraError`
+        for an option it has no use for. The built-ins `local`, `process` and `ray` are registered
+        by the `executors` plugin. A name registered twice is an error.
+
+    Called once per host; the return value is ignored.
+    """
+
+
 # ------------------------------------------------------------------------------ a rollout
 
 

@@ -40,6 +40,7 @@ BUILTIN_PLUGINS: tuple[tuple[str, str], ...] = (
     ("clock", "orchestra.plugins.clock"),
     ("code_agent", "orchestra.plugins.code_agent"),
     ("drivers", "orchestra.plugins.drivers"),
+    ("executors", "orchestra.plugins.executors"),
     ("judges", "orchestra.plugins.judges"),
     ("litellm_models", "orchestra.plugins.litellm_models"),
     ("notifications", "orchestra.plugins.notifications"),
@@ -67,7 +68,7 @@ class PluginInfo:
 
 
 class Host:
-    """Owns the plugin manager and what plugins registered: scaffolds, model providers, tools, judges, sandboxes."""
+    """Owns the plugin manager and what plugins registered: scaffolds, model providers, tools, judges, sandboxes, executors."""
 
     def __init__(self, pm: pluggy.PluginManager, sources: dict[str, str]) -> None:
         self.pm = pm
@@ -78,6 +79,7 @@ class Host:
         self.tools: dict[str, tuple[Any, Callable[..., Any]]] = {}
         self.judges: dict[str, Callable[[JudgeConfig], Any]] = {}
         self.sandboxes: dict[str, Callable[..., Any]] = {}
+        self.executors: dict[str, Callable[..., Any]] = {}
         self._registered: dict[str, dict[str, list[str]]] = {}
         self._collect()
 
@@ -154,6 +156,7 @@ class Host:
             self.pm.subset_hook_caller("register_tools", others)(register=lambda spec, fn: reg("tool", self.tools, spec.name, (spec, fn)))
             self.pm.subset_hook_caller("register_judges", others)(register=lambda mode, build: reg("judge", self.judges, mode, build))
             self.pm.subset_hook_caller("register_sandboxes", others)(register=lambda n, f: reg("sandbox", self.sandboxes, n, f))
+            self.pm.subset_hook_caller("register_executors", others)(register=lambda n, f: reg("executor", self.executors, n, f))
 
     @property
     def plugin_names(self) -> list[str]:
@@ -187,6 +190,14 @@ class Host:
             return self.sandboxes[name]
         except KeyError:
             raise PluginError(f"unknown sandbox {name!r}; registered: {', '.join(sorted(self.sandboxes)) or 'none'}") from None
+
+    def executor(self, name: str, *, workers: int | None = None, address: str | None = None) -> Any:
+        """The registered executor `name`, built with `workers` and `address` (an `orchestra.runs.executors.Executor`)."""
+        try:
+            factory = self.executors[name]
+        except KeyError:
+            raise PluginError(f"unknown executor {name!r}; registered: {', '.join(sorted(self.executors)) or 'none'}") from None
+        return factory(workers=workers, address=address)
 
     def plugins(self) -> list[PluginInfo]:
         out = []

@@ -18,7 +18,7 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 _lock = threading.RLock()
@@ -79,3 +79,40 @@ def register_providers(providers: Mapping[str, Any]) -> None:
         from litellm.utils import custom_llm_setup
 
         custom_llm_setup()  # litellm's provider list (also run by litellm at each call)
+
+
+class LazyProvider:
+    """A litellm provider built on first use: `register_providers({name: LazyProvider(answer)})`.
+
+    litellm's provider map is process-wide, so a provider is one object for the process; building it
+    needs litellm, which the commands that call no model never import. This holds the one handler,
+    built at the first call (`provider()`): a `litellm.CustomLLM` whose `completion` and
+    `acompletion` return `answer(litellm, kwargs)` (kwargs as litellm passes them: `model`,
+    `messages`, `model_response`, `optional_params`, ...). `preflight(model)`, when given, is the
+    handler's check before a batch (`orchestra.runs.preflight` calls it when the handler has one).
+    """
+
+    def __init__(self, answer: Callable[[Any, dict[str, Any]], Any], *, preflight: Callable[[str], None] | None = None) -> None:
+        self._answer = answer
+        self._preflight = preflight
+        self._handler: Any = None
+        self._build_lock = threading.Lock()
+
+    def __call__(self) -> Any:
+        if self._handler is None:
+            litellm = import_litellm()
+            with self._build_lock:
+                if self._handler is None:
+                    answer, check = self._answer, self._preflight
+
+                    class Handler(litellm.CustomLLM):  # type: ignore[name-defined,misc]  # litellm is imported lazily
+                        def completion(self, *args: Any, **kwargs: Any) -> Any:
+                            return answer(litellm, kwargs)
+
+                        async def acompletion(self, *args: Any, **kwargs: Any) -> Any:
+                            return answer(litellm, kwargs)
+
+                    if check is not None:
+                        Handler.preflight = lambda self, model: check(model)  # type: ignore[attr-defined]
+                    self._handler = Handler()
+        return self._handler

@@ -350,7 +350,7 @@ class Rollout:
     def _native_verdict(self) -> NativeVerdictRecord | None:
         if self._native_trace is None:
             return None
-        from orchestra.parity.native_verdict import are_native_verdict
+        from orchestra.are.native_verdict import are_native_verdict
 
         native = are_native_verdict(self._native_trace, judge=self.spec.session.judge)
         return NativeVerdictRecord(success=native.success, rationale=native.rationale)

@@ -112,11 +112,6 @@ def expand(source: str | Path) -> Iterator[ScenarioFile]:
         raise ScenarioError(p, "no such file or folder (sources: a file, a folder, bundled[:CONFIG], hf:CONFIG[/SPLIT][@REV])")
 
 
-def discover(sources: Iterable[str | Path]) -> list[Path]:
-    """Paths of local sources (kept for callers that only take files and folders)."""
-    return [f.path for s in sources for f in expand(s)]
-
-
 def resolve(
     sources: Iterable[str | Path],
     *,

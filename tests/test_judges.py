@@ -17,7 +17,7 @@ from orchestra.judging.engine import JudgeEngine
 from orchestra.judging.settings import JudgeConfig
 from orchestra.oracle.perturbations import JudgeRules, NotApplicable, perturb
 from orchestra.oracle.replay import build_plan, replay
-from orchestra.parity.native_verdict import are_native_verdict
+from orchestra.are.native_verdict import are_native_verdict
 from orchestra.session import Session, SessionConfig
 
 YES, NO = "<subtask>Answer the user.</subtask> [[True]] [[Success]]", "[[False]] [[Failure]]"

@@ -22,7 +22,7 @@ What differs from `are-benchmark run`, and why — only the clock and who ticks 
   nothing is new (are/simulation/agents/default_agent/are_simulation_main.py:317). A run would take
   as long as the scenario's simulated duration, and every timestamp the model sees ("Received at"
   of user messages, notification stamps) would carry up to a second of wall-clock jitter. Here the
-  environment gets a `StepClock` (an ARE `TimeManager` whose time only moves when ARE adds an
+  environment gets orchestra's simulated clock (`make_sim_clock(..., obey_backwards=True)`: an ARE `TimeManager` whose time only moves when ARE adds an
   offset or the driver sets it) and no thread. The thread's work is done, deterministically, at
   the moments the agent would observe it, by the environment's notification queue (an object we
   own, `DrivenMessageQueue`):
@@ -52,6 +52,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from orchestra.are import ids, imports, judge_pool, loading
+from orchestra.are.environment import make_sim_clock
 from orchestra.are.event_log import canonical_events
 from orchestra.errors import ScenarioError
 
@@ -84,59 +85,6 @@ class AreAgentRun:
 # ------------------------------------------------------------------------------------------------
 # The clock and the thread-free driver
 # ------------------------------------------------------------------------------------------------
-
-
-def _step_clock_class() -> type:
-    imports.import_are()
-    from are.simulation.time_manager import TimeManager
-
-    class StepClock(TimeManager):
-        """ARE's `TimeManager` interface over a stored time: it moves only when told to.
-
-        `add_offset` behaves as ARE's (negative offsets included: ARE's `wait_for_next_notification`
-        asks for one when a notification is already pending, and ARE's clock obeys); `pause` and
-        `resume` freeze nothing because nothing else moves the time.
-        """
-
-        def __init__(self, start_time: float) -> None:
-            super().__init__()
-            self._now = float(start_time)
-            self.start_time = float(start_time)
-            self.real_start_time = float(start_time)
-            self.backwards_jumps = 0
-
-        def time(self) -> float:
-            return self._now
-
-        def time_passed(self) -> float:
-            return self._now - float(self.start_time or 0.0)
-
-        def real_time_passed(self) -> float:
-            return self.time_passed()
-
-        def reset(self, start_time: float | None = None) -> None:
-            super().reset(start_time)
-            self._now = float(self.start_time or 0.0)
-            self.real_start_time = self._now
-
-        def pause(self) -> None:
-            self.is_paused = True
-
-        def resume(self) -> None:
-            self.is_paused = False
-
-        def set_offset(self, offset: float) -> None:
-            self._now = float(self.start_time or 0.0) + offset
-
-        def add_offset(self, offset: float) -> None:
-            if offset < 0:
-                self.backwards_jumps += 1
-            self._now += offset
-
-        def set(self, t: float) -> None:
-            self._now = float(t)
-
-    return StepClock
 
 
 class _Driver:
@@ -313,7 +261,7 @@ def _environment(scenario: Any, verbosity: str) -> tuple[Any, _Driver]:
     level = {"low": VerbosityLevel.LOW, "medium": VerbosityLevel.MEDIUM, "high": VerbosityLevel.HIGH}[verbosity]
     env = Environment(environment_type=EnvironmentType.CLI, config=config, notification_system=VerboseNotificationSystem(level))
     # Swap the clock before register_apps hands it to every app; re-bind the notifier to it.
-    env.time_manager = _step_clock_class()(env.start_time)
+    env.time_manager = make_sim_clock(env.start_time, obey_backwards=True)
     env.notification_system.initialize(env.time_manager)
     driver = _Driver(env, scenario)
     env.notification_system.message_queue = _driven_queue(driver)
@@ -393,9 +341,9 @@ def run_are_default_agent(
         if not driver.loop_finished:
             env.stop()
     notes: list[str] = []
-    if env.time_manager.backwards_jumps:
+    if env.time_manager.backwards_requests:
         notes.append(
-            f"ARE's clock was moved backwards {env.time_manager.backwards_jumps} time(s) by wait_for_next_notification "
+            f"ARE's clock was moved backwards {env.time_manager.backwards_requests} time(s) by wait_for_next_notification "
             "(a notification was already pending when the agent waited)"
         )
     return AreAgentRun(

@@ -26,7 +26,15 @@ def _time_manager_base() -> type:
 
 
 class _SimClockMixin:
-    """State and behaviour of the simulated clock (mixed into ARE's TimeManager at first use)."""
+    """State and behaviour of the simulated clock (mixed into ARE's TimeManager at first use).
+
+    One clock for every driver of ARE's environment: orchestra's (`DrivenEnvironment`) and ARE's own
+    default agent on a simulated clock (`orchestra.are.default_agent`, `obey_backwards=True`).
+    """
+
+    #: Obey a negative jump as ARE's own clock does (ARE's default agent, for parity); orchestra's
+    #: own driver ignores them (time never goes backwards) and only counts them.
+    obey_backwards: bool = False
 
     _now: float
     start_time: float | None
@@ -70,9 +78,12 @@ class _SimClockMixin:
 
     def add_offset(self, offset: float) -> None:
         # ARE's wait_for_next_notification can ask for a negative jump when a notification is
-        # already pending (ARE-NOTES §3.6). Time never goes backwards here: ignore and count it.
+        # already pending (ARE-NOTES §3.6). Time never goes backwards here: ignore and count it
+        # (unless the clock obeys, as ARE's own does).
         if offset < 0:
             self.backwards_requests += 1
+            if self.obey_backwards:
+                self._now += offset
             return
         # ARE's wait jumps by the agent's whole timeout even past the scenario's end (its thread
         # stops the run a tick later); the jump stops one tick past the end, where we stop it too.
@@ -80,8 +91,8 @@ class _SimClockMixin:
 
     # --- orchestra's interface ---
     def set(self, t: float) -> None:
-        """Move the clock to absolute time `t` (never backwards)."""
-        if t < self._now:
+        """Move the clock to absolute time `t` (never backwards, unless it obeys backward moves)."""
+        if t < self._now and not self.obey_backwards:
             raise ValueError(f"simulated clock must not move backwards ({t} < {self._now})")
         self._now = float(t)
 
@@ -89,13 +100,15 @@ class _SimClockMixin:
 _sim_clock_cls: type | None = None
 
 
-def make_sim_clock(start_time: float) -> Any:
-    """A `TimeManager` (ARE's class, so ARE accepts it) whose time only orchestra moves."""
+def make_sim_clock(start_time: float, *, obey_backwards: bool = False) -> Any:
+    """A `TimeManager` (ARE's class, so ARE accepts it) whose time only its driver moves."""
     global _sim_clock_cls
     if _sim_clock_cls is None:
         base = _time_manager_base()
         _sim_clock_cls = type("SimClock", (_SimClockMixin, base), {"__init__": lambda self, start=0.0: self._init_sim(start)})
-    return _sim_clock_cls(start_time)
+    clock = _sim_clock_cls(start_time)
+    clock.obey_backwards = obey_backwards
+    return clock
 
 
 # --------------------------------------------------------------------------------------------

@@ -11,8 +11,10 @@ model the judge config is ARE's scripted one; with one it is built by ARE's own
 ARE's `GraphPerEventJudgeConfig` with ARE's `LiteLLMEngine` on that litellm model — exactly
 `are-benchmark judge --judge_model MODEL`. Nothing of orchestra's session code runs on this path.
 
-This module takes ARE's objects and plain strings; the orchestra-facing half (judge settings,
-the litellm providers a judge model needs) is `orchestra.parity.native_verdict`.
+`are_native_verdict` maps orchestra's judge settings onto it: `scripted` is ARE's scripted judge,
+`llm` is ARE's LLM judge on the same litellm model (its provider made routable first: litellm
+imported as orchestra imports it, and the scripted `orchestra-judge/` models registered), and
+`strict`, which ARE lacks, is refused.
 
 This is deliberately slow (ARE builds a new judge per call, 3-6 s); it is a checking tool, not
 part of a rollout.
@@ -26,6 +28,8 @@ from typing import Any
 
 from orchestra.are.imports import import_are
 from orchestra.are.judge_pool import _no_llm_engine
+from orchestra.errors import OrchestraError
+from orchestra.judging.settings import JudgeConfig
 
 
 @dataclass
@@ -116,3 +120,21 @@ def _are_benchmark_llm_preprocess(scenario: Any, model: str, endpoint: str | Non
         **kwargs,
     )
     preprocess_scenario_from_config(scenario, config)
+
+
+def are_native_verdict(trace_json: str, *, max_scenario_duration: int | None = None, judge: JudgeConfig | None = None) -> NativeVerdict:
+    """Judge a recorded trace exactly as `are-benchmark judge` does (scripted, or LLM for `llm`)."""
+    judge = judge or JudgeConfig()
+    if judge.mode == "strict":
+        raise OrchestraError("ARE has no strict judge to compare with: use --parity with --judge scripted or --judge llm")
+    if judge.mode != "llm":
+        return judge_trace(trace_json, max_scenario_duration=max_scenario_duration)
+    assert judge.model is not None
+    from orchestra.litellm_setup import import_litellm
+
+    import_litellm()
+    if judge.model.startswith("orchestra-judge/"):
+        from orchestra.judging import script as judge_script
+
+        judge_script.register()
+    return judge_trace(trace_json, judge_model=judge.model, judge_endpoint=judge.endpoint, max_scenario_duration=max_scenario_duration)

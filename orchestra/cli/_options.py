@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from orchestra.errors import OrchestraError
+from orchestra.host import Host
+from orchestra.runs.executors import Executor
 
 if TYPE_CHECKING:  # pragma: no cover - `orchestra scenarios` takes the filters without pydantic or the configs
     from pydantic import BaseModel
@@ -234,17 +236,16 @@ def session_config(args: argparse.Namespace, base: SessionConfig | None = None) 
 
 # ------------------------------------------------------------------------------ where rollouts run
 
-EXECUTORS = ("local", "process", "ray")
-
 
 def add_executor_options(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("where rollouts run (docs/scale.md)")
     g.add_argument(
         "--executor",
-        choices=EXECUTORS,
         default="local",
+        metavar="NAME",
         help="local: this process's event loop (default); process: a pool of worker processes (CPU-bound judging and app state); "
-        "ray: Ray actors on a private local cluster or --ray-address (the `ray` extra). Same records, results file and resume",
+        "ray: Ray actors on a private local cluster or --ray-address (the `ray` extra); or a plugin's (`orchestra plugins`). "
+        "Same records, results file and resume",
     )
     g.add_argument("--workers", type=positive_int, metavar="N", help="worker processes or Ray actors (default: one per CPU)")
     g.add_argument(
@@ -255,14 +256,8 @@ def add_executor_options(p: argparse.ArgumentParser) -> None:
     )
 
 
-def executor_kwargs(args: argparse.Namespace) -> dict[str, Any]:
-    """`execute_all`'s executor arguments from the options (an option that does not fit the executor is an error)."""
-    if args.workers is not None and args.executor == "local":
-        raise OrchestraError("--workers is for --executor process or ray (local runs on this event loop: use --concurrency)")
-    if args.ray_address is not None and args.executor != "ray":
-        raise OrchestraError(f"--ray-address is for --executor ray, not {args.executor}")
-    if args.ray_address is not None:  # a head that does not answer fails now, in one line (Ray retries it for minutes)
-        from orchestra.runs.executors.ray import CONNECT_TIMEOUT, check_reachable
-
-        check_reachable(args.ray_address, CONNECT_TIMEOUT)
-    return {"executor_name": args.executor, "workers": args.workers, "ray_address": args.ray_address}
+def executor_of(args: argparse.Namespace, host: Host) -> Executor:
+    """The executor the options name, built now: an option that does not fit it, an unknown name or
+    a Ray head that does not answer fails before any scenario loads."""
+    executor: Executor = host.executor(args.executor, workers=args.workers, address=args.ray_address)
+    return executor

@@ -7,8 +7,9 @@ import argparse
 import json
 import shlex
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.abc
@@ -17,22 +18,23 @@ from orchestra.cli._interrupt import Interrupt
 from orchestra.cli._options import add_noise_knobs, add_session_options, non_negative_int, positive_int, session_config
 from orchestra.cli._output import emit_json, outcome_line, outcome_record
 from orchestra.cli._team import team_from_args
-from orchestra.config import DEFAULT_MAX_STEPS
+from orchestra.config import DEFAULT_MAX_STEPS, SessionConfig
 from orchestra.errors import OrchestraError
 from orchestra.host import Host
 from orchestra.models import ModelConfig
 from orchestra.record import RolloutRecord
+from orchestra.runs.batch import BatchRun
 from orchestra.runs.preflight import DEFAULT_TIMEOUT, preflight
 from orchestra.runs.progress import display_for
-from orchestra.runs.run_dir import RunDir
-from orchestra.runs.runner import execute_all, specs_for
-from orchestra.scenario_files import ScenarioFile
-from orchestra.spec import AgentConfig, RolloutSpec
+from orchestra.spec import AgentConfig
 from orchestra.teams.config import TeamConfig
 from orchestra.teams.loading import with_judge_key
 
+if TYPE_CHECKING:  # pragma: no cover - types only
+    from orchestra.gaia2.phases import Phase
+    from orchestra.gaia2.protocol import Gaia2Plan, Gaia2Result
+
 DEFAULT_OUT = Path("gaia2_results")
-TABLE = "gaia2_table.json"
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -66,70 +68,41 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from orchestra.are.submission import runner_config
-    from orchestra.gaia2.phases import PHASES, phase_policy, phase_session
+    from orchestra.gaia2.protocol import plan_gaia2, select_files
     from orchestra.gaia2.sources import choose_source
-    from orchestra.gaia2.traces import TraceTarget, TraceWriter, trace_key
+    from orchestra.gaia2.traces import TraceWriter
 
     writer = TraceWriter()
-    team, agent, host, base = _policy(args, writer)
+    team, agent, host, base, for_specs = _policy(args, writer)
     source, line = choose_source(args.source)
     print(f"orchestra: gaia2: {line}", file=sys.stderr)
-    model = (team.main if team is not None else agent).model.model  # type: ignore[union-attr]
-    batches: list[tuple[Any, str, list[tuple[RolloutSpec, ScenarioFile]], Any]] = []
-    for phase in PHASES:
-        phase_team, phase_agent = phase_policy(phase, team=team, agent=agent)
-        session = phase_session(phase, base)
-        if phase_team is not None:  # the team's own session is the phase's: noise settings belong to the noise phase only
-            phase_team = phase_team.model_copy(update={"session": session})
-        label = phase_team.name if phase_team is not None else phase_agent.scaffold  # type: ignore[union-attr]
-        config = runner_config(
-            model=model,
-            agent=f"orchestra:{label}",
-            a2a_app_prop=phase.a2a_app_prop,
-            a2a_model=model if phase.a2a_app_prop else None,
-            noise=session.noise,
-        )
-        for name in phase.configs:
-            files = _selected(source.files(name), args)
-            specs = specs_for(files, team=phase_team, agent=phase_agent, session=with_judge_key(session) if phase_team is not None else session, runs=args.runs)
-            folder = args.out / phase.name / name
-            for spec, _ in specs:
-                writer.targets[trace_key(spec)] = TraceTarget(folder=folder, phase=phase, config=name, runner_config=config, hf_metadata=source.hf_metadata)
-            batches.append((phase, name, specs, config))
-    everything = [s for _, _, specs, _ in batches for s in specs]
-    if not everything:
-        raise OrchestraError("no scenario selected (check --id / --limit and --source)")
+    plan = plan_gaia2(
+        team=team,
+        agent=agent,
+        session=base,
+        source=source,
+        out=args.out,
+        runs=args.runs,
+        select=select_files(scenario_ids=args.scenario_ids, limit=args.limit),
+        session_for_specs=for_specs,
+        writer=writer,
+    )
     host.judge_builder(base.judge.mode)
     if not args.no_preflight:
-        preflight(everything, host, timeout=args.preflight_timeout)
-    return _run_phases(args, host, batches, source, model)
+        preflight([s for b in plan.batches for s in b.specs], host, timeout=args.preflight_timeout)
+    return _run_phases(args, host, plan)
 
 
-def _key(spec: RolloutSpec) -> str:
-    from orchestra.runs.run_dir import rollout_key
-
-    return rollout_key(spec)
-
-
-def _selected(files: list[ScenarioFile], args: argparse.Namespace) -> list[ScenarioFile]:
-    from orchestra.scenario_info import describe
-
-    if args.scenario_ids:
-        files = [f for f in files if f.stem in args.scenario_ids or describe(f).scenario_id in args.scenario_ids]
-    return files[: args.limit] if args.limit else files
-
-
-def _policy(args: argparse.Namespace, writer: object) -> tuple[TeamConfig | None, AgentConfig | None, Host, Any]:
-    """The team (or one agent), the host it runs on (its plugins and the trace writer), the session."""
+def _policy(
+    args: argparse.Namespace, writer: object
+) -> tuple[TeamConfig | None, AgentConfig | None, Host, SessionConfig, Callable[[SessionConfig], SessionConfig]]:
+    """The team (or one agent), the host it runs on (its plugins and the trace writer), the base
+    session, and what a phase's session becomes in a team's specs (the judge's key expanded)."""
     if args.team is not None:
         if args.max_steps is not None:
             raise OrchestraError("--max-steps: not with --team (set max_steps in the team file)")
-        team_file, host, team = team_from_args(args, plugins=[writer])
-        base = session_config(args, team.session)
-        team = team.model_copy(update={"session": base})
-        team_file.require_secrets(team)
-        return team, None, host, base
+        host, team = team_from_args(args, plugins=[writer])
+        return team.config, None, host, team.config.session, with_judge_key
     if args.model is None:
         raise OrchestraError("give --team FILE, or --model (and --scaffold) for one agent")
     host = Host.create([writer])
@@ -140,115 +113,102 @@ def _policy(args: argparse.Namespace, writer: object) -> tuple[TeamConfig | None
         model=ModelConfig(model=args.model, endpoint=args.endpoint, api_key=args.api_key),
         max_steps=args.max_steps if args.max_steps is not None else DEFAULT_MAX_STEPS,
     )
-    return None, agent, host, session_config(args)
+    return None, agent, host, session_config(args), lambda s: s
 
 
-def _run_phases(args: argparse.Namespace, host: Host, batches: list[Any], source: Any, model: str) -> int:
-    from orchestra.gaia2.phases import PHASES
-    from orchestra.gaia2.table import format_table, gaia2_table
-    from orchestra.gaia2.traces import write_output_jsonl
+class _Phases:
+    """The command line's view of the phases: a line as each starts, the progress display, and
+    what finished in the phase that was running when the run stopped."""
 
-    records: dict[tuple[str, str], list[RolloutRecord]] = {}
-    # Every phase's folder is checked before anything runs: a folder of another configuration is
-    # refused at once, not after the phases before it ran again.
-    run_dirs: dict[str, RunDir] = {}
-    if (args.out / "results.jsonl").is_file() or (args.out / "manifest.json").is_file():
-        raise OrchestraError(f"--out {args.out}: holds an `orchestra run` folder, not a gaia2 one; use another --out folder")
-    for phase in PHASES:
-        specs = [s for b in batches if b[0] is phase for s in b[2]]
-        if specs:
-            run_dirs[phase.name] = RunDir(args.out / phase.name, start_over=args.out).open(specs, runs=args.runs)
-    for phase in PHASES:
-        phase_batches = [b for b in batches if b[0] is phase]
-        specs = [s for _, _, ss, _ in phase_batches for s in ss]
-        if not specs:
-            continue
-        run_dir = run_dirs[phase.name]
-        for torn in sorted(run_dir.path.glob("*/hf/*.json.tmp")):  # a trace being written when the command was killed
-            torn.unlink()
-        earlier = list(run_dir.finished.values())
-        todo = run_dir.remaining(specs)
-        if not todo:
-            print(f"orchestra: gaia2: {phase.name}: all {len(specs)} rollout(s) finished before; not run again", file=sys.stderr)
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.args = args
+        self.phase: Phase | None = None
+        self.batch: BatchRun | None = None
+        self.display: Any = None
+
+    def started(self, phase: Phase, batch: BatchRun) -> Callable[[RolloutRecord], None] | None:
+        self.phase, self.batch = phase, batch
+        total = len(batch.batch)
+        if not batch.todo:
+            print(f"orchestra: gaia2: {phase.name}: all {total} rollout(s) finished before; not run again", file=sys.stderr)
+            return None
+        if batch.earlier or batch.retried:
+            print(f"orchestra: gaia2: {phase.name}: resuming: {len(batch.earlier)} of {total} finished before; running {len(batch.todo)}", file=sys.stderr)
         else:
-            if earlier or run_dir.retried:
-                print(f"orchestra: gaia2: {phase.name}: resuming: {len(earlier)} of {len(specs)} finished before; running {len(todo)}", file=sys.stderr)
-            else:
-                print(f"orchestra: gaia2: {phase.name}: {len(specs)} rollout(s)", file=sys.stderr)
-            done, ctrl_c = _run(args, host, todo, run_dir, len(specs), earlier)
-            earlier += done
-            if ctrl_c.why is not None:
-                _interrupted(args, run_dir, len(earlier), len(specs), why=ctrl_c.why)
-                return ctrl_c.code
-        by_key = {_key(r.spec): r for r in earlier if r.spec is not None}
-        for _, name, ss, config in phase_batches:
-            mine = [by_key[_key(spec)] for spec, _ in ss if _key(spec) in by_key]
-            records[(phase.name, name)] = mine
-            write_output_jsonl(args.out / phase.name / name, mine, config, trace_root=args.out)
-    table = gaia2_table(records, source=source.label, runs=args.runs)
-    (args.out / TABLE).write_text(table.model_dump_json(indent=1) + "\n")
-    _are_report(args.out, model)
+            print(f"orchestra: gaia2: {phase.name}: {total} rollout(s)", file=sys.stderr)
+        self.display = display_for(
+            json_rows=self.args.json,
+            line=outcome_line,
+            emit=lambda o: emit_json(outcome_record(o)),
+            total=total,
+            done=batch.earlier,
+            rich=False if self.args.no_progress else None,
+        )
+        self.display.__enter__()
+        return self.display.add
+
+    def finished(self, phase: Phase, batch: BatchRun) -> None:
+        self.close()
+
+    def __exit__(self, *exc: object) -> None:  # the Ctrl-C handling closes "the display" before its last words
+        self.close()
+
+    def close(self) -> None:
+        display, self.display = self.display, None
+        if display is not None:
+            display.__exit__(None, None, None)
+
+    def last_words(self, why: str) -> None:
+        """Ctrl-C: what finished in the phase, where it is kept, and the command that resumes."""
+        if self.batch is None or self.phase is None or self.batch.run_dir is None:
+            return
+        argv = getattr(self.args, "argv", None) or sys.argv[1:]
+        finished, total, phase = len(self.batch.records), len(self.batch.batch), self.phase.name
+        if not finished:  # nothing kept in this phase: its results.jsonl may not even exist
+            print(
+                f"\norchestra: {why} in phase {phase}: none of its {total} rollout(s) finished (earlier phases are complete); "
+                f"rerun with: orchestra {shlex.join(argv)}",
+                file=sys.stderr,
+            )
+            return
+        print(
+            f"\norchestra: {why} in phase {phase}: {finished} of its {total} rollout(s) finished, kept in {self.batch.run_dir.results} "
+            f"(earlier phases are complete); resume with: orchestra {shlex.join(argv)}",
+            file=sys.stderr,
+        )
+
+
+def _run_phases(args: argparse.Namespace, host: Host, plan: Gaia2Plan) -> int:
+    """Every phase's remaining rollouts, each kept as it finishes, then ARE's files and the table.
+
+    Run as the program, Ctrl-C ends the process at once, even while a rollout is inside synchronous
+    work (a scenario loading, the judge) that an event-loop signal receiver would first wait for:
+    every finished rollout is on disk (its record, its trajectory, its trace) and the rollouts in
+    flight are abandoned; the same command reruns only those. Called in-process (`main(argv)`), the
+    rollouts are cancelled at their next await and this returns."""
+    from orchestra.gaia2.protocol import open_phases, run_phases
+    from orchestra.gaia2.table import format_table
+
+    open_phases(plan)  # a folder of another configuration is refused before the Ctrl-C handling starts
+    phases = _Phases(args)
+    ctrl_c = Interrupt(args, display=phases, last_words=phases.last_words)
+    result: list[Gaia2Result] = []
+
+    async def rollouts(tg: anyio.abc.TaskGroup) -> None:
+        try:
+            result.append(await run_phases(plan, host, concurrency=args.concurrency, observer=phases, keeping=ctrl_c.keeping))
+        finally:
+            phases.close()
+
+    ctrl_c.run(rollouts)
+    if ctrl_c.why is not None or not result:
+        phases.last_words(ctrl_c.why or "interrupted")
+        return ctrl_c.code
+    table = result[0].table
+    assert table is not None
     if args.json:
         emit_json(json.loads(table.model_dump_json()))
     else:
         print("\n" + format_table(table), file=sys.stderr)
         print(f"\norchestra: gaia2: submission folder {args.out} (ARE's gaia2-run layout; upload: docs/gaia2.md)", file=sys.stderr)
     return 1 if any(c.errors for c in table.columns) else 0
-
-
-def _are_report(out: Path, model: str) -> None:
-    """ARE's own statistics on the folder, read back by ARE's upload script's reader."""
-    from orchestra.are.submission import read_submission
-
-    # (ARE's text report, `generate_validation_report`, lists capabilities in polars' unordered
-    # `unique()` order, so it is not written: the generated files are byte-identical run to run.)
-    (out / "computed_stats.json").write_text(json.dumps(read_submission(out, model=model), indent=2, sort_keys=True) + "\n")
-
-
-def _run(
-    args: argparse.Namespace, host: Host, todo: list[Any], run_dir: RunDir, total: int, earlier: list[RolloutRecord]
-) -> tuple[list[RolloutRecord], Interrupt]:
-    """One phase's remaining rollouts, each kept as it finishes; (records, its `Interrupt`: `why` it stopped early, if it did).
-
-    Run as the program, Ctrl-C ends the process at once, even while a rollout is inside synchronous
-    work (a scenario loading, the judge) that an event-loop signal receiver would first wait for:
-    every finished rollout is on disk (its record appended, its trace written) and the rollouts in
-    flight are abandoned; the same command reruns only those. Called in-process (`main(argv)`),
-    the rollouts are cancelled at their next await and this returns."""
-    done: list[RolloutRecord] = []
-    display = display_for(
-        json_rows=args.json, line=outcome_line, emit=lambda o: emit_json(outcome_record(o)), total=total, done=earlier, rich=False if args.no_progress else None
-    )
-    ctrl_c = Interrupt(args, display=display, last_words=lambda why: _interrupted(args, run_dir, len(earlier) + len(done), total, why=why))
-
-    def keep(o: RolloutRecord) -> None:
-        with ctrl_c.keeping():
-            run_dir.append(o)
-            done.append(o)
-
-    async def rollouts(tg: anyio.abc.TaskGroup) -> None:
-        with display:
-            async for o in execute_all(todo, host=host, concurrency=args.concurrency):
-                keep(o)
-                display.add(o)
-
-    ctrl_c.run(rollouts)
-    return done, ctrl_c
-
-
-def _interrupted(args: argparse.Namespace, run_dir: RunDir, finished: int, total: int, *, why: str) -> None:
-    """Ctrl-C: what finished in the phase, where it is kept, and the command that resumes."""
-    argv = getattr(args, "argv", None) or sys.argv[1:]
-    phase = run_dir.path.name
-    if not finished:  # nothing kept in this phase: its results.jsonl may not even exist
-        print(
-            f"\norchestra: {why} in phase {phase}: none of its {total} rollout(s) finished (earlier phases are complete); "
-            f"rerun with: orchestra {shlex.join(argv)}",
-            file=sys.stderr,
-        )
-        return
-    print(
-        f"\norchestra: {why} in phase {phase}: {finished} of its {total} rollout(s) finished, kept in {run_dir.results} "
-        f"(earlier phases are complete); resume with: orchestra {shlex.join(argv)}",
-        file=sys.stderr,
-    )

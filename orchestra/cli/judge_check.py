@@ -19,7 +19,7 @@ from orchestra.cli._options import (
     add_executor_options,
     add_filter_options,
     add_session_options,
-    executor_kwargs,
+    executor_of,
     filter_kwargs,
     no_scenario_error,
     session_config,
@@ -77,6 +77,7 @@ def cell(o: RolloutRecord, parity: bool) -> str:
 def run(args: argparse.Namespace) -> int:
     config = session_config(args)
     host = Host.create()
+    executor = executor_of(args, host)
     host.judge_builder(config.judge.mode)  # an unknown judge fails once, before any scenario loads
     if args.parity and config.judge.mode == "strict":
         raise OrchestraError("--parity compares with ARE's own judge, and ARE has no strict judge: use --judge scripted or --judge llm")
@@ -86,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
     rows: dict[str, dict[str | None, RolloutRecord]] = defaultdict(dict)
     problems: list[str] = []
     for o in execute_sources_sync(
-        args.sources, perturbations=COLUMNS, session=config, native_parity=args.parity, host=host, **filter_kwargs(args), **executor_kwargs(args)
+        args.sources, perturbations=COLUMNS, session=config, native_parity=args.parity, host=host, executor=executor, **filter_kwargs(args)
     ):
         rows[o.source][o.perturbation] = o
         if args.out:

@@ -14,18 +14,17 @@ from orchestra.cli._options import (
     add_filter_options,
     add_noise_options,
     add_session_options,
-    executor_kwargs,
+    executor_of,
     filter_kwargs,
     no_scenario_error,
     session_config,
 )
 from orchestra.cli._output import emit_json, noise_totals, outcome_line, outcome_record
 from orchestra.cli._trace import add_trace_options
-from orchestra.config import SessionConfig
 from orchestra.host import Host
-from orchestra.record import RolloutRecord
+from orchestra.runs.batch import BatchRun
 from orchestra.runs.preflight import check_judge
-from orchestra.runs.runner import execute_all, execute_sources_sync, specs_for
+from orchestra.runs.runner import in_batch_order, specs_for
 from orchestra.scenario_files import resolve
 from orchestra.spec import KINDS
 
@@ -58,13 +57,17 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     config = session_config(args)
     host = Host.create()
+    executor = executor_of(args, host)
     host.judge_builder(config.judge.mode)  # an unknown judge fails once, before any scenario loads
     check_judge(config.judge, host)  # a dead judge endpoint too (the oracle calls no model)
     outcomes = []
-    if args.out:
-        records = _replay_into(args.out, args, config, host)
-    else:
-        records = execute_sources_sync(args.sources, perturbations=(args.perturb,), session=config, host=host, **filter_kwargs(args), **executor_kwargs(args))
+    specs = specs_for(resolve(args.sources, **filter_kwargs(args)), perturbations=(args.perturb,), session=config)
+    if not specs:
+        raise no_scenario_error(args, args.sources)
+    # A run folder (`--out`): what finished there before is kept, the rest runs and is kept as each ends.
+    batch = BatchRun.open(specs, args.out)
+    anyio.run(lambda: batch.run(host=host, executor=executor))
+    records = batch.records if args.out else in_batch_order(batch.records, specs)
     for o in records:
         outcomes.append(o)
         if args.json:
@@ -91,24 +94,3 @@ def run(args: argparse.Namespace) -> int:
     if args.perturb is None and config.noise is None and passed != len(judged):
         return 1  # the unperturbed oracle must always pass (under noise its failed calls may fail it)
     return 0
-
-
-def _replay_into(out: Path, args: argparse.Namespace, config: SessionConfig, host: Host) -> list[RolloutRecord]:
-    """The replay as a run folder (`orchestra.runs.run_dir.RunDir`, the format `run` writes and `show`
-    reads): rollouts that finished there before are kept, the others run and are kept as each ends."""
-    from orchestra.runs.run_dir import RunDir
-
-    specs = specs_for(resolve(args.sources, **filter_kwargs(args)), perturbations=(args.perturb,), session=config)
-    if not specs:
-        raise no_scenario_error(args, args.sources)
-    run_dir = RunDir(out).open(specs)
-    todo = run_dir.remaining(specs)
-
-    async def go() -> list[RolloutRecord]:
-        done = []
-        async for record in execute_all(todo, host=host, **executor_kwargs(args)):
-            run_dir.keep(record)
-            done.append(record.model_copy(update={"trajectory": None}))
-        return done
-
-    return [*run_dir.finished.values(), *anyio.run(go)]

@@ -18,7 +18,7 @@ from orchestra.cli._options import (
     add_filter_options,
     add_noise_options,
     add_session_options,
-    executor_kwargs,
+    executor_of,
     filter_kwargs,
     no_scenario_error,
     non_negative_int,
@@ -33,15 +33,15 @@ from orchestra.errors import OrchestraError
 from orchestra.host import Host
 from orchestra.models import ModelConfig
 from orchestra.record import RolloutRecord
+from orchestra.runs.batch import BatchRun
+from orchestra.runs.executors import Executor
 from orchestra.runs.preflight import DEFAULT_TIMEOUT, preflight
 from orchestra.runs.progress import display_for
 from orchestra.runs.run_dir import Manifest, RunDir
-from orchestra.runs.runner import execute_all, specs_for
+from orchestra.runs.runner import specs_for
 from orchestra.runs.summary import format_summary, summarize
 from orchestra.scenario_files import ScenarioFile, resolve
 from orchestra.spec import AgentConfig, RolloutSpec
-from orchestra.teams.config import TeamConfig
-from orchestra.teams.loading import TeamFile, redacted, with_judge_key
 
 _Spec = tuple[RolloutSpec, ScenarioFile]
 
@@ -127,15 +127,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    executor_kwargs(args)  # options that do not fit the executor fail before anything loads
     team_yaml: str | None = None
     if args.team is not None:
-        team_file, host, team = _team(args)
-        config = session_config(args, team.session)  # the team file's session, with the flags given applied
-        team = _with_call_settings(team.model_copy(update={"session": config}), args)
-        team_file.require_secrets(team)  # before any scenario loads: a missing key fails now, by name
-        specs = _some(specs_for(resolve(args.scenarios, **filter_kwargs(args)), team=team, session=with_judge_key(config), **_spec_settings(args)), args)
-        team_yaml = f"# {team_file.path} as run (secrets as references)\n" + redacted(team)
+        agent_only = [flag for dest, flag in AGENT_ONLY.items() if getattr(args, dest) is not None]
+        if agent_only:
+            raise OrchestraError(f"{' / '.join(agent_only)}: not with --team (set it in the team file: max_steps, scaffold_options, model)")
+        host, team = team_from_args(args, model_settings=_call_settings(args))
+        config, team_yaml = team.config.session, team.yaml
+        specs = _some(specs_for(resolve(args.scenarios, **filter_kwargs(args)), team=team.config, session=team.session, **_spec_settings(args)), args)
     else:
         if args.model is None:
             raise OrchestraError("give --team FILE, or --model (and --scaffold) for a one-agent run")
@@ -150,58 +149,52 @@ def run(args: argparse.Namespace) -> int:
         host.scaffold(scaffold)  # fail early on an unknown scaffold
         config = session_config(args)
         specs = _some(specs_for(resolve(args.scenarios, **filter_kwargs(args)), agent=agent, session=config, **_spec_settings(args)), args)
+    executor = executor_of(args, host)  # options that do not fit the executor fail before anything loads
     host.judge_builder(config.judge.mode)  # fail early on an unknown judge
     if not args.no_preflight:
         preflight(specs, host, timeout=args.preflight_timeout)
-    return _run_batch(args, specs, host, team_yaml)
+    return _run_batch(args, specs, host, executor, team_yaml)
 
 
-def _run_batch(args: argparse.Namespace, specs: list[_Spec], host: Host, team_yaml: str | None) -> int:
+def _run_batch(args: argparse.Namespace, specs: list[_Spec], host: Host, executor: Executor, team_yaml: str | None) -> int:
     """Run what is left of the batch, streaming records to the run folder; a summary at the end."""
-    run_dir = RunDir(args.out).open(specs, runs=args.runs) if args.out else None
-    if run_dir is not None and team_yaml is not None:
-        (run_dir.path / "team.yaml").write_text(team_yaml)
-    earlier = list(run_dir.finished.values()) if run_dir is not None else []
-    todo = run_dir.remaining(specs) if run_dir is not None else list(specs)
-    if run_dir is not None and (earlier or run_dir.retried):
-        retried = f", {run_dir.retried} ERROR rollout(s) run again" if run_dir.retried else ""
-        print(f"orchestra: resuming {args.out}: {len(earlier)} of {len(specs)} rollout(s) finished before{retried}; running {len(todo)}", file=sys.stderr)
-    outcomes: list[RolloutRecord] = []
-    stopped: str | None = None  # why the run stopped before its end (consecutive errors)
+    batch = BatchRun.open(specs, args.out, runs=args.runs)
+    if batch.run_dir is not None and team_yaml is not None:
+        (batch.run_dir.path / "team.yaml").write_text(team_yaml)
+    if batch.earlier or batch.retried:
+        retried = f", {batch.retried} ERROR rollout(s) run again" if batch.retried else ""
+        print(
+            f"orchestra: resuming {args.out}: {len(batch.earlier)} of {len(specs)} rollout(s) finished before{retried}; running {len(batch.todo)}",
+            file=sys.stderr,
+        )
     display = display_for(
         json_rows=args.json,
         line=outcome_line,
         emit=lambda o: emit_json(outcome_record(o)),
         total=len(specs),
-        done=earlier,
+        done=batch.earlier,
         rich=False if args.no_progress else None,
     )
-    ctrl_c = Interrupt(args, display=display, last_words=lambda why: _stopped(args, earlier + outcomes, len(specs), run_dir, why=why))
-
-    def keep(o: RolloutRecord) -> None:
-        with ctrl_c.keeping():
-            if run_dir is not None:
-                run_dir.keep(o)  # rollouts/NAME.json with the trajectory, then its line in results.jsonl
-            outcomes.append(o.model_copy(update={"trajectory": None}))  # on the disk; the summary needs none
+    ctrl_c = Interrupt(args, display=display, last_words=lambda why: _stopped(args, batch.records, len(specs), batch.run_dir, why=why))
 
     async def rollouts(tg: anyio.abc.TaskGroup) -> None:
-        nonlocal stopped
-        streak = 0
         with display:
-            async for o in execute_all(todo, host=host, concurrency=args.concurrency, **executor_kwargs(args)):
-                keep(o)
-                display.add(o)
-                streak = streak + 1 if o.status == "ERROR" else 0
-                if args.max_consecutive_errors and streak >= args.max_consecutive_errors:
-                    stopped = f"{streak} rollouts in a row ended in ERROR (--max-consecutive-errors {args.max_consecutive_errors}); the last: {o.error}"
-                    tg.cancel_scope.cancel()  # the rollouts in flight are abandoned, as on Ctrl-C
+            await batch.run(
+                host=host,
+                executor=executor,
+                concurrency=args.concurrency,
+                max_consecutive_errors=args.max_consecutive_errors,
+                on_record=display.add,
+                keeping=ctrl_c.keeping,
+            )
 
     ctrl_c.run(rollouts)
-    everything = earlier + outcomes
-    if ctrl_c.why is not None or stopped is not None:
-        _stopped(args, everything, len(specs), run_dir, why=ctrl_c.why or stopped or "")
+    everything = batch.records
+    if ctrl_c.why is not None or batch.stopped is not None:
+        _stopped(args, everything, len(specs), batch.run_dir, why=ctrl_c.why or batch.stopped or "")
         return ctrl_c.code if ctrl_c.why is not None else 1
     errors = sum(o.status == "ERROR" for o in everything)
+    run_dir = batch.run_dir
     summary = summarize(everything, Manifest.model_validate_json(run_dir.manifest_path.read_text()) if run_dir is not None else None)
     if run_dir is not None:
         (run_dir.path / SUMMARY).write_text(summary.model_dump_json(indent=1) + "\n")
@@ -241,20 +234,6 @@ def _call_settings(args: argparse.Namespace) -> dict[str, Any]:
     return {k: v for k, v in given.items() if v is not None}
 
 
-def _with_call_settings(team: TeamConfig, args: argparse.Namespace) -> TeamConfig:
-    """The team with the model-call options applied to every agent's model."""
-    update = _call_settings(args)
-    if not update:
-        return team
-
-    def change(settings: Any) -> Any:
-        if settings.model is None:
-            return settings
-        return settings.model_copy(update={"model": ModelConfig.model_validate({**dict(settings.model), **update})})
-
-    return team.map_agents(change)
-
-
 def _spec_settings(args: argparse.Namespace) -> dict[str, Any]:
     return {"are_model_failures": args.are_model_failures, "runs": args.runs, "seed": args.seed}
 
@@ -264,11 +243,3 @@ def _some(specs: list[_Spec], args: argparse.Namespace) -> list[_Spec]:
     if not specs:
         raise no_scenario_error(args, args.scenarios)
     return specs
-
-
-def _team(args: argparse.Namespace) -> tuple[TeamFile, Host, TeamConfig]:
-    """The team file (checked), a host with its plugins, and the team with `--model/--scaffold` applied."""
-    agent_only = [flag for dest, flag in AGENT_ONLY.items() if getattr(args, dest) is not None]
-    if agent_only:
-        raise OrchestraError(f"{' / '.join(agent_only)}: not with --team (set it in the team file: max_steps, scaffold_options, model)")
-    return team_from_args(args)

@@ -73,7 +73,7 @@ def run_check(args: argparse.Namespace) -> int:
     failed = 0
     for name in args.files:
         try:
-            team = read_team(team_path(name), host=host)
+            team = read_team(team_path(name), scaffolds=lambda plugins: host(plugins).scaffolds)
         except TeamError as exc:
             failed += 1
             for i, problem in enumerate(exc.problems):

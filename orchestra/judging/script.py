@@ -20,13 +20,12 @@ from __future__ import annotations
 
 import json
 import math
-import threading
 from pathlib import Path
 from typing import Any
 
+from orchestra.litellm_setup import LazyProvider
+
 PROVIDER = "orchestra-judge"
-_lock = threading.Lock()
-_handler: Any = None
 
 
 class JudgeScriptError(ValueError):
@@ -84,26 +83,6 @@ def register() -> None:
     register_providers({PROVIDER: handler})
 
 
-def handler() -> Any:
-    """The process-wide litellm `CustomLLM` that answers from the judge script named by the model."""
-    global _handler
-    from orchestra.litellm_setup import import_litellm
-
-    litellm = import_litellm()
-    with _lock:
-        if _handler is None:
-
-            class ScriptedJudge(litellm.CustomLLM):  # type: ignore[name-defined]  # litellm is imported lazily, inside the function
-                def completion(self, *args: Any, **kwargs: Any) -> Any:
-                    return _answer(litellm, kwargs)
-
-                async def acompletion(self, *args: Any, **kwargs: Any) -> Any:
-                    return _answer(litellm, kwargs)
-
-            _handler = ScriptedJudge()
-        return _handler
-
-
 def _answer(litellm: Any, kw: dict[str, Any]) -> Any:
     from litellm.types.utils import Choices, Message, Usage
 
@@ -116,3 +95,7 @@ def _answer(litellm: Any, kw: dict[str, Any]) -> Any:
     completion = max(1, math.ceil(len(text) / 4))
     response.usage = Usage(prompt_tokens=prompt, completion_tokens=completion, total_tokens=prompt + completion)
     return response
+
+
+#: The process-wide litellm `CustomLLM` that answers from the judge script named by the model.
+handler = LazyProvider(_answer)

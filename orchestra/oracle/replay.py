@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from orchestra.session import SEND_TO_USER_TOOL, WAIT_TOOL, Session
@@ -196,7 +196,3 @@ def resolve_args(action: OracleAction, outputs: dict[str, Any]) -> dict[str, Any
         else:
             resolved[name] = action.oracle_resolved_args.get(name, value)
     return resolved
-
-
-def with_delay(action: OracleAction, delay: float) -> OracleAction:
-    return replace(action, delay=delay)

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestra.errors import OrchestraError
+from orchestra.litellm_setup import LazyProvider
 
 PROVIDER = "orchestra-parity"
 #: Request parameters worth comparing between the two clients (what a server would act on).
@@ -192,7 +193,6 @@ def _plain_message(message: Any) -> dict[str, Any]:
 _channels: dict[str, PolicyChannel] = {}
 _channels_lock = threading.Lock()
 _channel_counter = itertools.count(1)
-_handler: Any = None
 
 
 def open_channel(factory: PolicyFactory, label: str) -> PolicyChannel:
@@ -209,34 +209,21 @@ def close_channel(channel: PolicyChannel) -> None:
         _channels.pop(channel.model, None)
 
 
-def provider_handler() -> Any:
-    """The process-wide litellm `CustomLLM` that routes each request to its run's channel."""
-    global _handler
-    if _handler is None:
-        from orchestra.litellm_setup import import_litellm
+def _answer(litellm: Any, kw: dict[str, Any]) -> Any:
+    """Route one request to its run's channel (by the model name)."""
+    model = str(kw["model"]).removeprefix(f"{PROVIDER}/")
+    with _channels_lock:
+        channel = _channels.get(model)
+    if channel is None:
+        raise PolicyError(f"{PROVIDER}/{model}: no policy is registered under this name")
+    optional = kw.get("optional_params") or {}
+    params = {k: optional[k] for k in REQUEST_PARAMS if optional.get(k) is not None}
+    text = channel.answer(kw["messages"], params)
+    return _fill(kw["model_response"], model, text)
 
-        litellm = import_litellm()
 
-        class ParityPolicyLLM(litellm.CustomLLM):  # type: ignore[name-defined]  # litellm is imported lazily, inside the function
-            def completion(self, *args: Any, **kwargs: Any) -> Any:
-                return self._answer(kwargs)
-
-            async def acompletion(self, *args: Any, **kwargs: Any) -> Any:
-                return self._answer(kwargs)
-
-            def _answer(self, kw: dict[str, Any]) -> Any:
-                model = str(kw["model"]).removeprefix(f"{PROVIDER}/")
-                with _channels_lock:
-                    channel = _channels.get(model)
-                if channel is None:
-                    raise PolicyError(f"{PROVIDER}/{model}: no policy is registered under this name")
-                optional = kw.get("optional_params") or {}
-                params = {k: optional[k] for k in REQUEST_PARAMS if optional.get(k) is not None}
-                text = channel.answer(kw["messages"], params)
-                return _fill(kw["model_response"], model, text)
-
-        _handler = ParityPolicyLLM()
-    return _handler
+#: The process-wide litellm `CustomLLM` that routes each request to its run's channel.
+provider_handler = LazyProvider(_answer)
 
 
 def ensure_provider() -> None:

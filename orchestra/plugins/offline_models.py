@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestra.hookspecs import hookimpl
+from orchestra.litellm_setup import LazyProvider
 from orchestra.models import ModelSetupError
 from orchestra.session import WAIT_TOOL
 from orchestra.types import ModelRequest, ModelResponse
@@ -77,48 +78,30 @@ def register_models(register: Callable[[str, Any], None]) -> None:
     register(PROVIDER, _handler)  # the factory: litellm is imported at the first model call, not here
 
 
-_HANDLER: Any = None
+def _preflight(model: str) -> None:
+    """Before a batch (`orchestra.runs.preflight`): the model exists, a script file parses."""
+    if model.startswith("scripted:"):
+        load_script(model.removeprefix("scripted:"))
+    elif model != "oracle":
+        raise ModelSetupError(f"unknown offline model {PROVIDER}/{model}; use {PROVIDER}/oracle or {PROVIDER}/scripted:<file>")
 
 
-def _handler() -> Any:
-    """One litellm `CustomLLM` for the process (litellm's provider map is global; the handler is stateless)."""
-    global _HANDLER
-    if _HANDLER is None:
-        from orchestra.litellm_setup import import_litellm
+def _answer(litellm: Any, kw: dict[str, Any]) -> Any:
+    """The reply of the calling agent's offline model (litellm's provider map is global; the handler is stateless)."""
+    model = kw["model"]
+    agent = _CALLER.get()
+    if agent is None:
+        raise ModelSetupError(f"{PROVIDER}/{model} only answers inside an orchestra rollout (through the model_call hook)")
+    if model in ("oracle", ORACLE_BATCH):
+        reply = oracle_reply(agent, kw["messages"], kw.get("optional_params") or {}, batch=model == ORACLE_BATCH)
+    elif model.startswith("scripted:"):
+        reply = scripted_reply(agent, model.removeprefix("scripted:"), kw["messages"])
+    else:
+        raise ModelSetupError(f"unknown offline model {PROVIDER}/{model}; use {PROVIDER}/oracle, {PROVIDER}/{ORACLE_BATCH} or {PROVIDER}/scripted:<file>")
+    return _fill(litellm, kw["model_response"], model, reply)
 
-        litellm = import_litellm()
 
-        class OrchestraOffline(litellm.CustomLLM):  # type: ignore[name-defined]  # litellm is imported lazily, inside the function
-            def completion(self, *args: Any, **kwargs: Any) -> Any:
-                return self._answer(kwargs)
-
-            async def acompletion(self, *args: Any, **kwargs: Any) -> Any:
-                return self._answer(kwargs)
-
-            def preflight(self, model: str) -> None:
-                """Before a batch (`orchestra.runs.preflight`): the model exists, a script file parses."""
-                if model.startswith("scripted:"):
-                    load_script(model.removeprefix("scripted:"))
-                elif model != "oracle":
-                    raise ModelSetupError(f"unknown offline model {PROVIDER}/{model}; use {PROVIDER}/oracle or {PROVIDER}/scripted:<file>")
-
-            def _answer(self, kw: dict[str, Any]) -> Any:
-                model = kw["model"]
-                agent = _CALLER.get()
-                if agent is None:
-                    raise ModelSetupError(f"{PROVIDER}/{model} only answers inside an orchestra rollout (through the model_call hook)")
-                if model in ("oracle", ORACLE_BATCH):
-                    reply = oracle_reply(agent, kw["messages"], kw.get("optional_params") or {}, batch=model == ORACLE_BATCH)
-                elif model.startswith("scripted:"):
-                    reply = scripted_reply(agent, model.removeprefix("scripted:"), kw["messages"])
-                else:
-                    raise ModelSetupError(
-                        f"unknown offline model {PROVIDER}/{model}; use {PROVIDER}/oracle, {PROVIDER}/{ORACLE_BATCH} or {PROVIDER}/scripted:<file>"
-                    )
-                return _fill(litellm, kw["model_response"], model, reply)
-
-        _HANDLER = OrchestraOffline()
-    return _HANDLER
+_handler = LazyProvider(_answer, preflight=_preflight)
 
 
 def _fill(litellm: Any, response: Any, model: str, reply: dict[str, Any]) -> Any:

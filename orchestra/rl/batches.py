@@ -33,7 +33,7 @@ async def rollouts(
     host: Host | None = None,
     judge_pool: JudgePool | None = None,
     workers: int | None = None,
-    ray_address: str | None = None,
+    address: str | None = None,
     preflight: bool = True,
     preflight_timeout: float = DEFAULT_TIMEOUT,
 ) -> AsyncIterator[RolloutRecord]:
@@ -43,7 +43,7 @@ async def rollouts(
     given) is pointed at `endpoint` (`http://host:port/v1`, or a whole `ModelConfig`); app-agents
     with models of their own keep them. Runs through the runner's executor seam: `executor`
     `local` (this event loop, `concurrency` rollouts at once), `process` or `ray` (`workers`
-    processes or Ray actors, `concurrency` rollouts each; `ray_address` joins a Ray cluster, whose
+    processes or Ray actors, `concurrency` rollouts each; `address` joins a Ray cluster, whose
     nodes must reach `endpoint`).
 
     `preflight` (the default) checks the batch first, as `orchestra run` does: an endpoint that
@@ -62,9 +62,7 @@ async def rollouts(
         host = host or Host.create()
         checked_host = host
         await anyio.to_thread.run_sync(lambda: check_batch(batch, checked_host, timeout=preflight_timeout))
-    async for record in execute_all(
-        batch, host=host, judge_pool=judge_pool, concurrency=concurrency, executor_name=executor, workers=workers, ray_address=ray_address
-    ):
+    async for record in execute_all(batch, host=host, judge_pool=judge_pool, concurrency=concurrency, executor=executor, workers=workers, address=address):
         yield record
 
 

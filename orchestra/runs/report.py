@@ -29,6 +29,7 @@ import json
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -601,84 +602,17 @@ def _transcript(record: RolloutRecord) -> str:
     return f'<details class="rollout" id="{anchor(record)}" data-status="{_e(record.status)}"><summary>{title}</summary><div class="body">{"".join(body)}</div></details>'
 
 
-CSS = """
-:root{--fg:#1d2330;--dim:#6b7280;--line:#e3e6ec;--bg:#fff;--soft:#f6f7f9}
-*{box-sizing:border-box}
-body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,'Helvetica Neue',Arial,sans-serif;color:var(--fg);background:var(--bg);margin:0;padding:24px 32px;font-size:14px;line-height:1.45}
-h1{font-size:22px;margin:0 0 12px}h2{font-size:17px;margin:28px 0 10px;border-bottom:1px solid var(--line);padding-bottom:4px}h4{margin:14px 0 6px;font-size:13px}
-.dim{color:var(--dim);font-weight:normal}
-code,pre{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,'DejaVu Sans Mono',monospace;font-size:12px}
-pre{white-space:pre-wrap;word-break:break-word;margin:4px 0;background:var(--soft);padding:6px 8px;border-radius:4px;max-height:320px;overflow:auto}
-table.grid{border-collapse:collapse;width:100%;margin:6px 0}
-table.grid th,table.grid td{border-bottom:1px solid var(--line);padding:5px 8px;text-align:left;vertical-align:top}
-table.grid th{background:var(--soft);font-weight:600;white-space:nowrap}
-table.num td:not(:first-child),table.num th:not(:first-child){text-align:right;white-space:nowrap}
-tr.total td{font-weight:700;border-top:2px solid var(--fg)}
-#rollouts td:first-child{white-space:nowrap}#rollouts td.err{max-width:420px}
-table.small{font-size:12.5px}
-table.facts th{text-align:left;padding:2px 16px 2px 0;color:var(--dim);font-weight:500;vertical-align:top}table.facts td{padding:2px 0}
-.note{background:#fff4e5;border-left:4px solid #ef6c00;padding:6px 10px;margin:8px 0}
-.badge{display:inline-block;min-width:46px;text-align:center;color:#fff;border-radius:4px;padding:0 6px;font-size:12px;font-weight:700}
-.s-PASS{background:#2e7d32}.s-FAIL{background:#c62828}.s-ERROR{background:#ef6c00}.s-NA{background:#757575}
-.charts{display:grid;grid-template-columns:repeat(2,minmax(0,1fr));gap:12px}
-@media (max-width:1000px){.charts{grid-template-columns:1fr}}
-.chart{border:1px solid var(--line);border-radius:6px;padding:4px;min-height:340px}
-.args.kv{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,'DejaVu Sans Mono',monospace;font-size:12px;background:var(--soft);padding:4px 8px;border-radius:4px;margin:4px 0;white-space:pre-wrap;word-break:break-word;max-height:320px;overflow:auto}
-.args .key{color:#6a1b9a;font-weight:600}.args .key:after{content:":"}
-.lbl{display:inline-block;font-size:10.5px;text-transform:uppercase;letter-spacing:.04em;font-style:normal;font-weight:700;color:var(--dim);margin-right:6px}
-code.args{display:block;margin:2px 0;color:#37474f;white-space:pre-wrap;word-break:break-word}
-.filters{margin:4px 0 8px}.filters button{margin-right:4px;border:1px solid var(--line);background:var(--soft);border-radius:4px;padding:2px 10px;cursor:pointer}
-.filters button.on{background:var(--fg);color:#fff}
-td.err,.err{color:#b71c1c}.errorbox{background:#fdecea;border-left:4px solid #c62828;padding:6px 10px;margin:6px 0}
-details.rollout{border:1px solid var(--line);border-radius:6px;margin:6px 0}
-details.rollout>summary{padding:7px 10px;cursor:pointer;background:var(--soft);border-radius:6px}
-details.rollout[open]>summary{border-bottom:1px solid var(--line);border-radius:6px 6px 0 0}
-details.rollout>.body{padding:8px 14px 14px}
-.verdict{margin:4px 0}
-.transcript{border-left:3px solid var(--line);padding-left:10px}
-.step{margin:8px 0;padding:6px 8px;border:1px solid var(--line);border-radius:5px}
-.stephead{font-weight:600;font-size:12.5px;margin-bottom:4px}
-.task{margin:10px 0 4px;padding:6px 8px;background:#e8f0fe;border-radius:5px}
-.notif{background:#fff8e1;border-left:3px solid #ffb300;padding:4px 8px;margin:4px 0;white-space:pre-wrap}
-.thought{font-style:italic;color:#37474f;margin:4px 0;white-space:pre-wrap}
-.call{margin:6px 0 2px;padding-left:6px;border-left:3px solid #90caf9}
-.obs{color:#1b5e20;white-space:pre-wrap;word-break:break-word;font-family:ui-monospace,Menlo,Consolas,monospace;font-size:12px}
-td .obs,td .err{max-height:160px;overflow:auto}
-.t{color:var(--dim);font-variant-numeric:tabular-nums;white-space:nowrap}
-.tag{font-size:11px;border-radius:3px;padding:0 4px}.tag.bad{background:#fdecea;color:#b71c1c;border:1px solid #ef9a9a}
-details.sub{margin:6px 0 4px 12px;border-left:3px solid #ce93d8;padding-left:8px}
-details.sub>summary,details.raw>summary,details.prompt>summary,details.rejected>summary{cursor:pointer;color:#4a148c;font-size:12.5px}
-details.rejected>summary{color:#b71c1c}
-tr.ev-user td{background:#e8f0fe}tr.ev-env td{background:#fff8e1}
-ul.turns{margin:4px 0}
-footer{margin-top:30px;color:var(--dim);font-size:12px}
-"""
+def _asset(name: str) -> str:
+    """A file of the page's own (`report_assets/`, package data): its style and scripts, kept as files
+    so an editor and a linter read them as CSS and JavaScript."""
+    return resources.files("orchestra.runs").joinpath("report_assets", name).read_text(encoding="utf-8")
 
+
+CSS = _asset("report.css")
 #: Draws the charts once the page is laid out (each div then has its final width).
-PLOT_SCRIPT = """
-Object.keys(FIGURES).forEach(function (id) {
-  var fig = FIGURES[id];
-  Plotly.newPlot(id, fig.data, fig.layout, CONFIG);
-});
-"""
-
-SCRIPT = """
-document.querySelectorAll('.filters button').forEach(function (b) {
-  b.addEventListener('click', function () {
-    var want = b.getAttribute('data-filter');
-    document.querySelectorAll('.filters button').forEach(function (o) { o.classList.toggle('on', o === b); });
-    document.querySelectorAll('#rollouts tr[data-status], details.rollout').forEach(function (row) {
-      row.style.display = (want === 'all' || row.getAttribute('data-status') === want) ? '' : 'none';
-    });
-  });
-});
-document.querySelectorAll('#rollouts a').forEach(function (a) {
-  a.addEventListener('click', function () {
-    var target = document.getElementById(a.getAttribute('href').slice(1));
-    if (target) { target.open = true; }
-  });
-});
-"""
+PLOT_SCRIPT = _asset("plots.js")
+#: The status filters and the links that open a transcript.
+SCRIPT = _asset("report.js")
 
 #: Nothing may load from anywhere: inline script and style only (plotly's SVG charts need no
 #: eval), images and fonts only as data: URIs. A request the page tried would be refused and logged.

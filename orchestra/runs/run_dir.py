@@ -20,7 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -255,8 +255,3 @@ def _write_atomic(path: Path, text: str) -> None:
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(text, encoding="utf-8")
     os.replace(tmp, path)
-
-
-def sorted_lines(lines: Iterable[str]) -> list[str]:
-    """A results file's lines in a canonical order (for comparing two runs' files)."""
-    return sorted(line for line in lines if line.strip())

@@ -10,9 +10,8 @@ Because a spec is plain data and a record carries its spec, an executor may run 
 from __future__ import annotations
 
 import sys
-from collections.abc import AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncIterator, Iterable
 from pathlib import Path
-from typing import Protocol
 
 import anyio
 
@@ -21,14 +20,12 @@ from orchestra.config import SessionConfig
 from orchestra.errors import OrchestraError
 from orchestra.host import Host
 from orchestra.record import RolloutRecord
-from orchestra.rollout import execute
+from orchestra.runs.executors import Batch, Executor
 from orchestra.runs.run_dir import rollout_key
 from orchestra.scenario_files import ScenarioFile, resolve
 from orchestra.spec import AgentConfig, OracleConfig, PerturbationKind, RolloutSpec, TeamConfig
 
-__all__ = ["EXECUTORS", "Executor", "LocalExecutor", "execute_all", "execute_sources_sync", "executor", "specs_for"]
-
-Batch = Sequence[tuple[RolloutSpec, ScenarioFile | None]]
+__all__ = ["execute_all", "execute_sources_sync", "in_batch_order", "specs_for"]
 
 
 def specs_for(
@@ -66,89 +63,29 @@ def specs_for(
     return out
 
 
-class Executor(Protocol):
-    """Runs a batch, yielding one record per spec as each finishes (spec order when `concurrency` is 1)."""
-
-    def run(self, batch: Batch, *, host: Host, judge_pool: JudgePool | None, concurrency: int) -> AsyncIterator[RolloutRecord]: ...
-
-
-class LocalExecutor:
-    """Rollouts on this event loop: up to `concurrency` at once, worthwhile when the model is a
-    remote API and rollouts mostly wait for it. Each has its own session and judge (the pool
-    builds more judges as needed); a scenario file is read only once its rollout holds a slot."""
-
-    async def run(self, batch: Batch, *, host: Host, judge_pool: JudgePool | None, concurrency: int) -> AsyncIterator[RolloutRecord]:
-        if concurrency <= 1:
-            for spec, file in batch:
-                yield await execute(spec, host=host, judge_pool=judge_pool, file=file)
-            return
-        send, receive = anyio.create_memory_object_stream[RolloutRecord](max_buffer_size=concurrency)
-        limiter = anyio.CapacityLimiter(concurrency)
-
-        async def worker(spec: RolloutSpec, file: ScenarioFile | None) -> None:
-            async with limiter:
-                record = await execute(spec, host=host, judge_pool=judge_pool, file=file)
-            await send.send(record)
-
-        async def feed() -> None:
-            async with anyio.create_task_group() as tg:
-                for spec, file in batch:
-                    tg.start_soon(worker, spec, file)
-            await send.aclose()
-
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(feed)
-            async with receive:
-                async for record in receive:
-                    yield record
-
-
-#: Executors by name: this event loop, worker processes, Ray (`orchestra.runs.executors`; Ray itself is
-#: imported only when the `ray` executor runs).
-EXECUTORS = ("local", "process", "ray")
-
-
-def executor(name: str = "local", *, workers: int | None = None, ray_address: str | None = None) -> Executor:
-    """The executor `name`: `workers` processes or actors (`process`, `ray`; default one per
-    CPU), `ray_address` a Ray cluster to join (`ray`; default a private local one)."""
-    if name not in EXECUTORS:
-        raise OrchestraError(f"unknown executor {name!r}; available: {', '.join(EXECUTORS)}")
-    if name != "local" and "orchestra.tracing" in sys.modules:
-        from orchestra.tracing import active
-
-        if active() is not None:
-            raise OrchestraError(f"tracing records the rollouts of this process only: not with --executor {name} (use --executor local to trace)")
-    if ray_address is not None and name != "ray":
-        raise OrchestraError(f"--ray-address is for --executor ray, not {name}")
-    if name == "process":
-        from orchestra.runs.executors.process import ProcessExecutor
-
-        return ProcessExecutor(workers)
-    if name == "ray":
-        from orchestra.runs.executors.ray import RayExecutor
-
-        return RayExecutor(workers, ray_address)
-    if workers is not None:
-        raise OrchestraError("--workers is for --executor process or ray (local runs on this event loop: use --concurrency)")
-    return LocalExecutor()
-
-
 async def execute_all(
     specs: Iterable[tuple[RolloutSpec, ScenarioFile | None]],
     *,
     host: Host | None = None,
     judge_pool: JudgePool | None = None,
     concurrency: int = 1,
-    executor_name: str = "local",
+    executor: str | Executor = "local",
     workers: int | None = None,
-    ray_address: str | None = None,
+    address: str | None = None,
 ) -> AsyncIterator[RolloutRecord]:
     """Yield one record per spec as each finishes (spec order when `concurrency` is 1 with
-    `local`, or with one worker). `concurrency` is per worker with `process` and `ray`."""
+    `local`, or with one worker). `executor`: a registered executor's name (built with `workers`
+    and `address`; `orchestra plugins` lists them) or an `Executor`; `concurrency` is per worker."""
     if concurrency < 1:
         raise OrchestraError(f"concurrency must be 1 or more, got {concurrency}")
-    chosen = executor(executor_name, workers=workers, ray_address=ray_address)
-    run = chosen.run(list(specs), host=host or Host.create(), judge_pool=judge_pool, concurrency=concurrency)
+    host = host or Host.create()
+    chosen = host.executor(executor, workers=workers, address=address) if isinstance(executor, str) else executor
+    if not chosen.in_process and "orchestra.tracing" in sys.modules:
+        from orchestra.tracing import active
+
+        if active() is not None:
+            raise OrchestraError(f"tracing records the rollouts of this process only: not with --executor {chosen.name} (use --executor local to trace)")
+    run = chosen.run(list(specs), host=host, judge_pool=judge_pool, concurrency=concurrency)
     async for record in run:
         yield record
 
@@ -164,9 +101,9 @@ def execute_sources_sync(
     scenario_ids: Iterable[str] = (),
     limit: int | None = None,
     host: Host | None = None,
-    executor_name: str = "local",
+    executor: str | Executor = "local",
     workers: int | None = None,
-    ray_address: str | None = None,
+    address: str | None = None,
 ) -> list[RolloutRecord]:
     """The oracle (plain and/or perturbed) over resolved sources, one record per rollout, in
     spec order whatever the executor."""
@@ -174,11 +111,13 @@ def execute_sources_sync(
     specs = specs_for(files, perturbations=perturbations, session=session, native_parity=native_parity)
 
     async def go() -> list[RolloutRecord]:
-        run = execute_all(specs, host=host, judge_pool=judge_pool, executor_name=executor_name, workers=workers, ray_address=ray_address)
+        run = execute_all(specs, host=host, judge_pool=judge_pool, executor=executor, workers=workers, address=address)
         return [r async for r in run]
 
-    records = anyio.run(go)
-    if executor_name == "local":
-        return records
-    keys = {rollout_key(spec): i for i, (spec, _) in enumerate(specs)}
-    return sorted(records, key=lambda r: keys[rollout_key(r.spec)] if r.spec is not None else len(keys))
+    return in_batch_order(anyio.run(go), specs)
+
+
+def in_batch_order(records: Iterable[RolloutRecord], batch: Batch) -> list[RolloutRecord]:
+    """Records in the order of their specs in `batch` (workers finish in any order; tables read file by file)."""
+    keys = {rollout_key(spec): i for i, (spec, _) in enumerate(batch)}
+    return sorted(records, key=lambda r: keys.get(rollout_key(r.spec), len(keys)) if r.spec is not None else len(keys))

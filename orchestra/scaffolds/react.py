@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from orchestra.are import agent_format
 from orchestra.scaffold import Scaffold
 from orchestra.tool_schemas import parameters_schema
-from orchestra.types import ModelRequest, ModelResponse, ToolCall, Usage
+from orchestra.types import ActionFormat, ModelRequest, ModelResponse, ToolCall, Usage
 
 if TYPE_CHECKING:  # pragma: no cover
     from orchestra.session import ToolOutcome
@@ -49,7 +49,7 @@ STOP_SEQUENCES = list(agent_format.ARE_STOP_SEQUENCES)
 
 class ReactScaffold(Scaffold):
     name = "react"
-    action_format = "react"
+    action_format: ClassVar[ActionFormat] = "react"
     default_max_observation_chars: ClassVar[int | None] = None
 
     def __init__(self, tools: Any, options: Any = None) -> None:

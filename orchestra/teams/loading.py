@@ -13,9 +13,10 @@ What is checked, in order (a later stage runs only when the earlier ones passed)
 2. the schema (`TeamConfig`): a typo'd key (with the closest valid key), a missing model,
    a proportion outside [0, 1], both or neither of `apps` and `proportion`, ...;
 3. `plugins:` — each module (or `module:object`) must import;
-4. names that only exist at run time: every scaffold (main, defaults, overrides) must be
-   registered on a `Host` holding the team's plugins; every app name (in `apps` and
-   `overrides`) must be one ARE knows (`orchestra.are.app_names.known_app_names`);
+4. names that only exist at run time: every scaffold (main, defaults, overrides) must be one the
+   caller says is registered (`scaffolds`: the command line gives those of the host it builds with
+   the team's plugins); every app name (in `apps` and `overrides`) must be one ARE knows
+   (`orchestra.are.app_names.known_app_names`);
 5. secrets: `${VAR}` references are kept verbatim in the config (so outputs show the reference,
    never the value) and listed with their position; they are expanded only where a model is
    called (`orchestra.models.complete`). Unset variables are reported, not raised: `teams check`
@@ -29,7 +30,7 @@ import importlib
 import os
 import types
 import typing
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -42,9 +43,6 @@ from orchestra.errors import OrchestraError
 from orchestra.models import ENV_REF, ModelConfig, env_refs, expand_env, mask_secrets
 from orchestra.teams.catalog import shipped_root, shipped_teams, team_path  # noqa: F401  (shipped_root, team_path: re-exported)
 from orchestra.teams.config import NEVER_APP_AGENTS, TeamConfig
-
-if typing.TYPE_CHECKING:  # pragma: no cover - the host imports every built-in plugin
-    from orchestra.host import Host
 
 Loc = tuple[str | int, ...]
 
@@ -75,6 +73,16 @@ class SecretRef:
         return f"{where}: {self.path}: environment variable {self.var} is not set"
 
 
+@dataclass(frozen=True)
+class ResolvedTeam:
+    """A team ready to run (`TeamFile.resolve`): the config, the session its specs carry (the judge's
+    `${VAR}` key expanded: never written), and the team as run as YAML (secrets as references)."""
+
+    config: TeamConfig
+    session: SessionConfig
+    yaml: str
+
+
 @dataclass
 class TeamFile:
     """A loaded team file: the validated config, its plugins (imported) and its secret references."""
@@ -93,6 +101,30 @@ class TeamFile:
         refs = self.secrets if config is None else [SecretRef(var, _fmt(loc), self._line(loc)) for loc, var in _config_refs(config)]
         return [r for r in refs if not r.is_set]
 
+    def resolve(
+        self,
+        *,
+        model: ModelConfig | None = None,
+        scaffold: str | None = None,
+        session: SessionConfig | Callable[[SessionConfig], SessionConfig] | None = None,
+        model_settings: Mapping[str, Any] | None = None,
+    ) -> ResolvedTeam:
+        """The team as it will run, in one call: every agent's `model` / `scaffold` replaced when
+        given (`--model`, `--scaffold`), the session (`session`, or `session(the team's)`: the
+        command line's flags over the file's `session:`), `model_settings` (`ModelConfig` fields:
+        retries, timeouts) on every agent's model; then every `${VAR}` it uses checked as set
+        (`TeamError` naming file, line and field), the judge's key expanded for the rollouts only,
+        and the team as run written back as YAML with its secrets as references."""
+        team = self.config.with_overrides(model=model, scaffold=scaffold)
+        chosen = session(team.session) if callable(session) else (session or team.session)
+        team = team.model_copy(update={"session": chosen})
+        if model_settings:
+            team = team.map_agents(
+                lambda s: s if s.model is None else s.model_copy(update={"model": ModelConfig.model_validate({**dict(s.model), **model_settings})})
+            )
+        self.require_secrets(team)  # before any scenario loads: a missing key fails now, by name
+        return ResolvedTeam(config=team, session=with_judge_key(chosen), yaml=f"# {self.path} as run (secrets as references)\n" + redacted(team))
+
     def require_secrets(self, config: TeamConfig | None = None) -> None:
         """Refuse to run when a referenced variable is unset (named with file, line and field)."""
         missing = self.unset_secrets(config)
@@ -107,17 +139,25 @@ class TeamFile:
         return None
 
 
-def load_team(path: str | Path, *, host: Callable[[Sequence[object]], Host] | None = None) -> TeamConfig:
+#: What a caller gives the loader to check scaffold names: the scaffolds registered on the host the
+#: team will run on, given the team's own plugins (a plugin of the team may register one).
+ScaffoldNames = Callable[[Sequence[object]], Collection[str]]
+
+
+def load_team(path: str | Path, *, scaffolds: ScaffoldNames | None = None) -> TeamConfig:
     """The validated team of the file at `path` (see `read_team`)."""
-    return read_team(path, host=host).config
+    return read_team(path, scaffolds=scaffolds).config
 
 
-def read_team(path: str | Path, *, host: Callable[[Sequence[object]], Host] | None = None) -> TeamFile:
+def read_team(path: str | Path, *, scaffolds: ScaffoldNames | None = None) -> TeamFile:
     """Load and check a team file; raise `TeamError` listing every problem with its position.
 
-    `host(plugins)` builds the `Host` whose scaffolds the team's are checked against (default:
-    `Host.create(plugins)`); pass a caching factory to check many files with one host."""
-    path = Path(path)
+    `scaffolds(plugins)` gives the registered scaffold names the team's are checked against (the
+    command line passes those of the host it builds with the team's plugins; an error it raises is
+    reported at the file's `plugins:`). Without it the names are not checked here: an unknown
+    scaffold fails when the rollout builds its agent, naming the registered ones. `path` may be a
+    shipped team's name (`oracle`: `orchestra teams list`)."""
+    path = team_path(path)
     if path.is_dir():
         raise TeamError([f"{path}: is a folder, not a team file (give the .yaml file itself)"])
     if not path.is_file():
@@ -143,16 +183,14 @@ def read_team(path: str | Path, *, host: Callable[[Sequence[object]], Host] | No
     plugins, problems = _import_plugins(config.plugins, where)
     if problems:
         raise TeamError(problems)
-    if host is None:
-        from orchestra.host import Host
-
-        host = Host.create
-    try:
-        registered = host(plugins).scaffolds
-    except OrchestraError as exc:
-        why = "; ".join(line.strip() for line in str(exc).splitlines() if line.strip())  # pluggy's messages span lines
-        raise TeamError([f"{where.at(('plugins',))}: plugins: the host could not be built with this team's plugins: {why}"]) from None
-    problems = _scaffold_problems(config, registered, where) + _app_problems(config, where) + _ref_problems(node, where)
+    if scaffolds is not None:
+        try:
+            registered = scaffolds(plugins)
+        except OrchestraError as exc:
+            why = "; ".join(line.strip() for line in str(exc).splitlines() if line.strip())  # pluggy's messages span lines
+            raise TeamError([f"{where.at(('plugins',))}: plugins: the host could not be built with this team's plugins: {why}"]) from None
+        problems = _scaffold_problems(config, registered, where)
+    problems += _app_problems(config, where) + _ref_problems(node, where)
     if problems:
         raise TeamError(_by_line(problems, path))
     secrets = [SecretRef(var, _fmt(loc), positions.get(loc)) for loc, var in _node_refs(node)]
@@ -407,7 +445,7 @@ def _import_plugins(specs: Sequence[str], where: _Locator) -> tuple[list[object]
     return plugins, problems
 
 
-def _scaffold_problems(config: TeamConfig, registered: dict[str, Any], where: _Locator) -> list[str]:
+def _scaffold_problems(config: TeamConfig, registered: Collection[str], where: _Locator) -> list[str]:
     fields: list[tuple[Loc, str | None]] = [(("main", "scaffold"), config.main.scaffold)]
     if config.app_agents is not None:
         fields.append((("app_agents", "defaults", "scaffold"), config.app_agents.defaults.scaffold))

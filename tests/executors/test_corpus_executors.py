@@ -19,7 +19,7 @@ def test_process_and_ray_equal_local_on_the_whole_corpus() -> None:
     reference = sorted(line(r) for r in local)
     hashes = sorted((r.source, r.result.event_log_sha256) for r in local if r.result is not None)
 
-    process = run_batch(batch, executor_name="process", workers=2)
+    process = run_batch(batch, executor="process", workers=2)
     assert sorted(line(r) for r in process) == reference
     assert sorted((r.source, r.result.event_log_sha256) for r in process if r.result is not None) == hashes
 
@@ -34,7 +34,7 @@ def test_process_and_ray_equal_local_on_the_whole_corpus() -> None:
             logging_level=logging.ERROR,
         )
         try:
-            on_ray = run_batch(batch, executor_name="ray", workers=2)
+            on_ray = run_batch(batch, executor="ray", workers=2)
         finally:
             ray.shutdown()
     assert sorted(line(r) for r in on_ray) == reference

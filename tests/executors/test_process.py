@@ -19,7 +19,7 @@ from orchestra.runs.runner import execute_all
 
 
 def test_records_equal_local_on_the_subset(subset: Path, subset_reference: list[str]) -> None:
-    records = run_batch(oracle_team_batch([str(subset)]), executor_name="process", workers=2)
+    records = run_batch(oracle_team_batch([str(subset)]), executor="process", workers=2)
     assert [r.status for r in records] == ["PASS"] * len(subset_reference)
     assert sorted(line(r) for r in records) == subset_reference  # event-log hashes included
 
@@ -103,13 +103,13 @@ def test_a_judge_pool_and_bad_settings_are_refused(subset: Path) -> None:
     from orchestra.are.judge_pool import JudgePool
 
     with pytest.raises(OrchestraError, match="judge pool lives in one process"):
-        anyio.run(lambda: go(executor_name="process", judge_pool=JudgePool()))
+        anyio.run(lambda: go(executor="process", judge_pool=JudgePool()))
     with pytest.raises(OrchestraError, match="--workers is for --executor process or ray"):
-        anyio.run(lambda: go(executor_name="local", workers=2))
+        anyio.run(lambda: go(executor="local", workers=2))
     with pytest.raises(OrchestraError, match="--ray-address is for --executor ray"):
-        anyio.run(lambda: go(executor_name="process", ray_address="127.0.0.1:1"))
+        anyio.run(lambda: go(executor="process", address="127.0.0.1:1"))
     with pytest.raises(OrchestraError, match="unknown executor 'dask'"):
-        anyio.run(lambda: go(executor_name="dask"))
+        anyio.run(lambda: go(executor="dask"))
 
 
 @pytest.mark.parametrize(

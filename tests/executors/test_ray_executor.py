@@ -45,7 +45,7 @@ def cluster() -> Iterator[str]:
 
 
 def test_records_equal_local_on_the_subset(cluster: str, subset: Path, subset_reference: list[str]) -> None:
-    records = run_batch(oracle_team_batch([str(subset)]), executor_name="ray", workers=2)
+    records = run_batch(oracle_team_batch([str(subset)]), executor="ray", workers=2)
     assert [r.status for r in records] == ["PASS"] * len(subset_reference)
     assert sorted(line(r) for r in records) == subset_reference  # event-log hashes included
 

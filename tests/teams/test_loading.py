@@ -31,9 +31,14 @@ def write(tmp_path: Path):
     return _write
 
 
+def hosted(plugins):
+    """The scaffolds of the host the command line builds for a team (its plugins registered)."""
+    return Host.create(plugins).scaffolds
+
+
 def problems(path: Path, host: Host) -> list[str]:
     with pytest.raises(TeamError) as info:
-        read_team(path, host=lambda plugins: host if not plugins else Host.create(plugins))
+        read_team(path, scaffolds=lambda plugins: (host if not plugins else Host.create(plugins)).scaffolds)
     assert isinstance(info.value, OrchestraError)  # the CLI turns it into exit 2, no traceback
     assert str(info.value) == "\n".join(info.value.problems)
     return [p.removeprefix(f"{path}") for p in info.value.problems]
@@ -54,7 +59,7 @@ GOOD = """
 
 
 def test_a_valid_file_loads_with_its_fallbacks(write, host):
-    team = load_team(write(GOOD), host=lambda plugins: host)
+    team = load_team(write(GOOD), scaffolds=lambda plugins: host.scaffolds)
     assert team.name == "good" and team.main.scaffold == "react" and team.main.model.model == "orchestra/oracle"
     assert team.app_agent("Calendar").scaffold == "parallel_tools"
     assert team.app_agent("Emails").scaffold == "tool_calling"
@@ -260,11 +265,11 @@ def test_a_scaffold_registered_by_the_teams_own_plugin_is_known(write, tmp_path,
     (tmp_path / "team_scaffold_plugin.py").write_text(PLUGIN)
     monkeypatch.syspath_prepend(str(tmp_path))
     text = "name: x\nmain: {model: m, scaffold: team_test_scaffold}\nplugins: [team_scaffold_plugin]\n"
-    team = read_team(write(text))  # the default host: Host.create(the team's plugins)
+    team = read_team(write(text), scaffolds=hosted)  # the host the command line builds: Host.create(the team's plugins)
     assert team.config.main.scaffold == "team_test_scaffold"
     assert [getattr(p, "__name__", None) for p in team.plugins] == ["team_scaffold_plugin"]
     with pytest.raises(TeamError, match="unknown scaffold 'team_test_scaffold'"):
-        read_team(write(text.replace("plugins: [team_scaffold_plugin]\n", "")))
+        read_team(write(text.replace("plugins: [team_scaffold_plugin]\n", "")), scaffolds=hosted)
 
 
 def test_a_folder_is_not_mistaken_for_a_missing_file(tmp_path):
@@ -288,7 +293,7 @@ def test_a_plugin_the_host_rejects_gets_a_one_line_error(write, tmp_path, monkey
     )
     monkeypatch.syspath_prepend(str(tmp_path))
     with pytest.raises(TeamError) as info:
-        read_team(write("name: x\nmain: {model: m}\nplugins: [bad_signature_plugin]\n"))
+        read_team(write("name: x\nmain: {model: m}\nplugins: [bad_signature_plugin]\n"), scaffolds=hosted)
     [problem] = info.value.problems
     assert "\n" not in problem
     assert problem.endswith(
@@ -320,7 +325,7 @@ def test_secrets_stay_references_and_unset_ones_are_listed(write, host, monkeypa
               model: openai/local
               endpoint: http://${TEAM_TEST_UNSET}:8000/v1
         """),
-        host=lambda plugins: host,
+        scaffolds=lambda plugins: host.scaffolds,
     )
     assert team.config.main.model.api_key == "${TEAM_TEST_KEY}"
     assert "sk-value-never-shown" not in team.config.model_dump_json() + redacted(team.config)
@@ -336,11 +341,11 @@ def test_secrets_stay_references_and_unset_ones_are_listed(write, host, monkeypa
 
 
 def test_redacted_yaml_loads_back_as_the_same_team(write, host, tmp_path):
-    team = load_team(write(GOOD), host=lambda plugins: host)
+    team = load_team(write(GOOD), scaffolds=lambda plugins: host.scaffolds)
     masked = team.with_overrides(model=team.main.model.model_copy(update={"api_key": "sk-literal"}))
     text = redacted(masked)
     assert "sk-literal" not in text and "api_key: '***'" in text
-    again = load_team(write(redacted(team), "again.yaml"), host=lambda plugins: host)
+    again = load_team(write(redacted(team), "again.yaml"), scaffolds=lambda plugins: host.scaffolds)
     assert again == team
 
 
@@ -348,7 +353,7 @@ def test_redacted_yaml_loads_back_as_the_same_team(write, host, tmp_path):
 def test_every_shipped_team_loads(name, host):
     path = team_path(name)
     assert path == shipped_root() / f"{name}.yaml"
-    team = load_team(path, host=lambda plugins: host)
+    team = load_team(path, scaffolds=lambda plugins: host.scaffolds)
     assert team.name == name and team.description
     assert team.app_agents is not None
 
@@ -361,7 +366,7 @@ def test_the_shipped_set_is_exactly_the_documented_one():
 
 
 def test_shipped_teams_have_the_promised_shapes(host):
-    teams = {name: load_team(team_path(name), host=lambda plugins: host) for name in SHIPPED}
+    teams = {name: load_team(team_path(name), scaffolds=lambda plugins: host.scaffolds) for name in SHIPPED}
     for scaffold in ("react", "tool_calling", "parallel_tools", "code"):
         team = teams[scaffold]
         assert team.main.scaffold == scaffold and team.app_agents is not None and team.app_agents.apps == "all"
@@ -378,7 +383,7 @@ def test_shipped_teams_have_the_promised_shapes(host):
     assert het.app_agent("Calendar").model.endpoint and het.app_agent("Calendar").scaffold_options.get("constrained") is True
     oracle = teams["oracle"]
     assert {oracle.main.model.model, oracle.app_agent("Contacts").model.model} == {"orchestra/oracle"}
-    assert not [s for s in read_team(team_path("oracle"), host=lambda plugins: host).secrets]
+    assert not [s for s in read_team(team_path("oracle"), scaffolds=lambda plugins: host.scaffolds).secrets]
 
 
 def test_the_llm_judges_key_is_a_reference_too(write, host, monkeypatch):
@@ -392,7 +397,7 @@ def test_the_llm_judges_key_is_a_reference_too(write, host, monkeypatch):
         session:
           judge: {mode: llm, model: openai/gpt-4o-mini, api_key: "${TEAM_JUDGE_KEY}"}
         """),
-        host=lambda plugins: host,
+        scaffolds=lambda plugins: host.scaffolds,
     )
     with pytest.raises(TeamError, match=r"team\.yaml:4: session\.judge\.api_key: environment variable TEAM_JUDGE_KEY is not set"):
         team.require_secrets(team.config)
@@ -412,7 +417,7 @@ def test_an_are_class_name_where_scenarios_use_another_name_is_a_warning(write, 
           overrides:
             CalendarApp: {scaffold: react}
         """),
-        host=lambda plugins: host,
+        scaffolds=lambda plugins: host.scaffolds,
     )
     assert [w.removeprefix(str(team.path)) for w in team.warnings] == [
         ":4:10: app_agents.apps[0]: 'CalendarApp' is ARE's class name; Gaia2 scenarios name this app 'Calendar' "
@@ -422,4 +427,4 @@ def test_an_are_class_name_where_scenarios_use_another_name_is_a_warning(write, 
         ":6: app_agents.overrides.CalendarApp: 'CalendarApp' is ARE's class name; Gaia2 scenarios name this app 'Calendar' "
         "(app names are matched against each scenario's app names, as in its tool names)",
     ]
-    assert read_team(write(GOOD), host=lambda plugins: host).warnings == []
+    assert read_team(write(GOOD), scaffolds=lambda plugins: host.scaffolds).warnings == []

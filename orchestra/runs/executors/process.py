@@ -51,9 +51,19 @@ def default_workers() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+def process_executor(workers: int | None = None, address: str | None = None) -> ProcessExecutor:
+    """The `process` factory: `workers` processes on this machine (no address)."""
+    if address is not None:
+        raise OrchestraError("--ray-address is for --executor ray, not process")
+    return ProcessExecutor(workers)
+
+
 class ProcessExecutor:
     """A pool of `workers` processes (default: one per CPU), each running up to `concurrency`
     rollouts at once; started for a batch and stopped after it."""
+
+    name = "process"
+    in_process = False
 
     def __init__(self, workers: int | None = None) -> None:
         if workers is not None and workers < 1:

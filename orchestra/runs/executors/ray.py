@@ -86,6 +86,14 @@ def forwarded_env(batch: Batch) -> dict[str, str]:
     return {name: os.environ[name] for name in sorted(names) if name in os.environ}
 
 
+def ray_executor(workers: int | None = None, address: str | None = None) -> RayExecutor:
+    """The `ray` factory: `workers` actors on a private local cluster, or on the cluster at `address`
+    (checked now: a head that does not answer fails in one line, where Ray would retry for minutes)."""
+    if address is not None:
+        check_reachable(address, CONNECT_TIMEOUT)
+    return RayExecutor(workers, address)
+
+
 class RayExecutor:
     """Rollouts on `workers` Ray actors (default: the cluster's CPUs, one actor per CPU), each
     running up to `concurrency` at once. `address`: join that cluster (`host:port`, `auto`, or
@@ -101,6 +109,7 @@ class RayExecutor:
     ) -> None:
         if workers is not None and workers < 1:
             raise OrchestraError(f"workers must be 1 or more, got {workers}")
+        self.name, self.in_process = "ray", False
         self.workers = workers
         self.address = address
         self.connect_timeout = connect_timeout
