@@ -21,9 +21,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from judge_labelled_set import Agreement, agreement, judge_items, judge_script_for, labelled_set  # noqa: E402
 from orchestra.are.judges import build_judge  # noqa: E402
 from orchestra.judging.settings import JudgeConfig  # noqa: E402
+from support.judge_labelled_set import Agreement, agreement, judge_items, judge_script_for, labelled_set  # noqa: E402
 
 
 def row(a: Agreement, note: str = "") -> str:

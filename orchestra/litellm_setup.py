@@ -105,7 +105,7 @@ class LazyProvider:
                 if self._handler is None:
                     answer, check = self._answer, self._preflight
 
-                    class Handler(litellm.CustomLLM):  # type: ignore[name-defined,misc]  # litellm is imported lazily
+                    class Handler(litellm.CustomLLM):  # type: ignore[name-defined]  # litellm is imported lazily
                         def completion(self, *args: Any, **kwargs: Any) -> Any:
                             return answer(litellm, kwargs)
 
@@ -113,6 +113,6 @@ class LazyProvider:
                             return answer(litellm, kwargs)
 
                     if check is not None:
-                        Handler.preflight = lambda self, model: check(model)  # type: ignore[attr-defined]
+                        Handler.preflight = lambda self, model: check(model)
                     self._handler = Handler()
         return self._handler

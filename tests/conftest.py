@@ -75,7 +75,7 @@ def judge_pool():
 
 @pytest.fixture(scope="session")
 def scenario_path():
-    from helpers import scenario
+    from support.helpers import scenario
 
     return scenario
 
@@ -83,6 +83,6 @@ def scenario_path():
 @pytest.fixture(scope="session")
 def env_turn_scenarios(tmp_path_factory):
     """Scenarios whose later turns start with an ENV event, exported into a temporary folder."""
-    from env_turn_scenarios import write_env_turn_scenarios
+    from support.env_turn_scenarios import write_env_turn_scenarios
 
     return write_env_turn_scenarios(tmp_path_factory.mktemp("env_turn_scenarios"))

@@ -13,14 +13,14 @@ from typing import Any
 import anyio
 import pytest
 
-from contacts_expert import EXPERT, EXPERT_SPEC, USAGE, ContactsExpert
-from helpers import open_rollout, write_script
 from orchestra.agent import AgentStepper, run_agent, spawn
 from orchestra.hookspecs import hookimpl
 from orchestra.host import Host
 from orchestra.models import ModelConfig
 from orchestra.rollout import AgentConfig, Rollout, RolloutRecord, RolloutSpec, execute
 from orchestra.types import ToolSpec
+from support.contacts_expert import EXPERT, EXPERT_SPEC, USAGE, ContactsExpert
+from support.helpers import open_rollout, write_script
 
 
 def _react(name: str, args: dict[str, Any]) -> dict[str, Any]:

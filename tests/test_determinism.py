@@ -11,7 +11,7 @@ import os
 import subprocess
 import sys
 
-from helpers import REPO, SCENARIOS, STARTER
+from support.helpers import REPO, SCENARIOS, STARTER
 
 #: Corpus scenarios whose writes make ARE mint ids with uuid4 (Shopping checkout, order cancel).
 UUID_MINTING = ["univ_03_adapt_size_from_friend", "univ_01_exec_shopping_discount", "univ_05_mt_exec_order_cancel"]

@@ -8,10 +8,10 @@ import textwrap
 
 import pytest
 
-from helpers import run_agent_on
 from orchestra.cli import main
 from orchestra.hookspecs import hookimpl
 from orchestra.host import Host, PluginError
+from support.helpers import run_agent_on
 
 #: The built-in plugin set, in registration order (pinned: a stray installed plugin cannot change it).
 BUILTIN_ORDER = [

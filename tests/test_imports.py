@@ -6,7 +6,7 @@ import os
 import subprocess
 import sys
 
-from helpers import REPO
+from support.helpers import REPO
 
 
 def _python(code: str, **env: str) -> str:

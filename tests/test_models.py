@@ -5,13 +5,13 @@ from __future__ import annotations
 import anyio
 import pytest
 
-from helpers import run_agent_on, write_script
 from orchestra.host import Host
 from orchestra.models import ModelConfig, ModelError, complete
 from orchestra.rollout import AgentConfig, Rollout, RolloutSpec
 from orchestra.runs.runner import execute_all, specs_for
 from orchestra.scenario_files import resolve
 from orchestra.types import ModelRequest
+from support.helpers import run_agent_on, write_script
 
 
 def _call(name, args, usage=None):

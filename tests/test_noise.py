@@ -14,11 +14,11 @@ from typing import Any
 
 import pytest
 
-from helpers import REPO, SCENARIOS
 from orchestra.are import noise as are_noise
 from orchestra.config import NoiseConfig, SessionConfig
 from orchestra.oracle.replay import build_plan, replay
 from orchestra.session import SEND_TO_USER_TOOL, Session
+from support.helpers import REPO, SCENARIOS
 
 CORPUS = SCENARIOS / "corpus"
 GROUP_CHAT = CORPUS / "execution" / "validation" / "univ_02_exec_group_chat.json"

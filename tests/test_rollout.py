@@ -8,7 +8,6 @@ from typing import Any
 import anyio
 import pytest
 
-from helpers import REPO, scenario
 from orchestra.errors import OrchestraError
 from orchestra.hookspecs import hookimpl
 from orchestra.host import Host
@@ -16,6 +15,7 @@ from orchestra.models import ModelConfig, ModelError
 from orchestra.record import RolloutRecord
 from orchestra.rollout import AgentConfig, Rollout, RolloutSpec, execute
 from orchestra.teams.loading import load_team, shipped_teams
+from support.helpers import REPO, scenario
 
 ORACLE = "orchestra/oracle"
 #: Scenarios whose oracle delegates to several apps (a team then has several agents).

@@ -8,8 +8,8 @@ import json
 
 import pytest
 
-from helpers import SCENARIOS, STARTER, scenario_features, stratified, trimmed_scenario
 from orchestra.cli import main
+from support.helpers import SCENARIOS, STARTER, scenario_features, stratified, trimmed_scenario
 
 ALL = sorted(p for p in SCENARIOS.rglob("*.json") if p.name != "manifest.json")
 

@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from helpers import scenario
 from orchestra import scenario_info
 from orchestra.errors import ScenarioError
 from orchestra.scenario_files import ScenarioFile
+from support.helpers import scenario
 
 
 @pytest.fixture

@@ -7,11 +7,11 @@ import os
 
 import pytest
 
-from helpers import STARTER
 from orchestra.cli import main
 from orchestra.errors import ScenarioError
 from orchestra.rollout import RolloutSpec, execute_sync
 from orchestra.scenario_files import files_from_rows, parse_hf_source, resolve
+from support.helpers import STARTER
 
 
 def test_bundled_and_folder_agree_and_are_sorted():

@@ -155,19 +155,3 @@ def test_plugins_use_no_private_name_of_the_core():
         if name.startswith("_")
     )
     assert wrong == []
-
-
-def test_test_modules_have_unique_basenames() -> None:
-    """pytest imports a test file outside a package under its bare basename (`rootdir` mode,
-    no `__init__.py`), so two `test_x.py` files in different folders fail collection with
-    "import file mismatch" — but only when both land in one worker, which `-n 0` always does."""
-    tests = REPO / "tests"
-    seen: dict[str, Path] = {}
-    clashes = []
-    for path in sorted(tests.rglob("test_*.py")):
-        if (path.parent / "__init__.py").exists():
-            continue  # a package's modules are imported under their dotted name
-        other = seen.setdefault(path.name, path)
-        if other != path:
-            clashes.append(f"{other.relative_to(REPO)} and {path.relative_to(REPO)}")
-    assert not clashes, "test files sharing a basename: " + "; ".join(clashes)

@@ -7,7 +7,6 @@ import json
 
 import anyio
 
-from helpers import scenario, write_script
 from orchestra.cli import main
 from orchestra.config import SessionConfig
 from orchestra.host import Host
@@ -16,6 +15,7 @@ from orchestra.record import RolloutRecord
 from orchestra.rollout import AgentConfig, RolloutSpec, execute
 from orchestra.trajectory import Trajectory, TrajectoryRecorder, thought_of
 from orchestra.types import ModelRequest, ModelResponse, ToolCall, ToolOutcome, ToolSpec, Usage
+from support.helpers import scenario, write_script
 
 
 def _request(messages: list[dict[str, str]]) -> ModelRequest:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from helpers import REPO
 from orchestra.session import Session
+from support.helpers import REPO
 
 UNIVERSE = REPO / "scenarios/corpus/adaptability/validation/univ_01_adapt_email_reschedule.json"
 

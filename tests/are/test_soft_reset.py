@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 import os
 
-from helpers import REPO
 from orchestra.are import loading
 from orchestra.session import Session
+from support.helpers import REPO
 
 UNIVERSE = REPO / "scenarios/corpus/adaptability/validation/univ_01_adapt_email_reschedule.json"
 

@@ -12,9 +12,9 @@ from are.simulation.apps.messaging_v2 import MessagingAppMode, MessagingAppV2
 from are.simulation.tool_utils import AppTool, app_tool
 from are.simulation.types import EventType
 
-from helpers import REPO
 from orchestra.are import loading, tools
 from orchestra.session import Session
+from support.helpers import REPO
 
 UNIVERSE = REPO / "scenarios/corpus/adaptability/validation/univ_01_adapt_email_reschedule.json"
 FIELDS = [f.name for f in dataclasses.fields(AppTool) if f.name != "rng"]

@@ -6,7 +6,7 @@ import importlib.util
 import json
 import logging
 
-from helpers import REPO
+from support.helpers import REPO
 
 
 def load_run_all():

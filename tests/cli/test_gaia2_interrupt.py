@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from helpers import blocking_team, gaia2_folder, interrupt_when_blocked
 from orchestra.cli import main
+from support.helpers import blocking_team, gaia2_folder, interrupt_when_blocked
 
 
 @pytest.fixture

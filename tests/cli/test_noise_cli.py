@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from helpers import SCENARIOS
 from orchestra.are.noise import NoiseWarning
 from orchestra.cli import main
 from orchestra.cli._options import add_noise_options, session_config
 from orchestra.config import NoiseConfig, SessionConfig
 from orchestra.errors import OneLineWarnings, OrchestraError, one_line_warnings
 from orchestra.teams.loading import read_team
+from support.helpers import SCENARIOS
 
 GROUP_CHAT = str(SCENARIOS / "corpus" / "execution" / "validation" / "univ_02_exec_group_chat.json")
 

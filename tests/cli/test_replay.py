@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from helpers import SCENARIOS
 from orchestra.cli import main
 from orchestra.record import RolloutRecord
 from orchestra.runs.run_dir import read_results
+from support.helpers import SCENARIOS
 
 
 def test_replay_prints_one_line_per_scenario(capsys, scenario_path):

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from helpers import blocking_team, interrupt_when_blocked
 from orchestra.cli import main
 from orchestra.runs.run_dir import read_results
+from support.helpers import blocking_team, interrupt_when_blocked
 
 SCENARIOS = ("starter_execution_calendar", "starter_search_lookup", "starter_time_deadline")
 

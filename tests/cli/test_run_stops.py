@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 import orchestra.cli.gaia2
-from helpers import plugin_team
 from orchestra.cli import main
 from orchestra.errors import OrchestraError
 from orchestra.runs.run_dir import read_results
+from support.helpers import plugin_team
 
 SCENARIOS = ("starter_execution_calendar", "starter_search_lookup", "starter_time_deadline")
 REPO = Path(__file__).resolve().parents[2]

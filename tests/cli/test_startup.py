@@ -15,8 +15,8 @@ import sys
 
 import pytest
 
-from helpers import REPO
 from orchestra.cli import COMMANDS, build_parser, command_of
+from support.helpers import REPO
 
 #: Runs `orchestra ARGS...` in this process, then prints which of the watched packages it imported.
 RUNNER = """

@@ -5,9 +5,9 @@ error goes back, usage moves the clock, a verdict comes out. On a starter trimme
 
 from __future__ import annotations
 
-from helpers import run_agent_on, trimmed_scenario
 from orchestra.clock import ClockConfig
 from orchestra.session import SessionConfig
+from support.helpers import run_agent_on, trimmed_scenario
 
 
 def test_code_scaffold_runs_a_scenario_on_a_local_model(local_server, judge_pool, tmp_path):

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import pytest
 
-from helpers import run_agent_on, trimmed_scenario
 from orchestra.clock import ClockConfig
 from orchestra.session import SessionConfig
+from support.helpers import run_agent_on, trimmed_scenario
 
 
 @pytest.mark.parametrize("scaffold", ["react", "tool_calling", "parallel_tools"])

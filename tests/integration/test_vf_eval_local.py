@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import trimmed_scenario
+from support.helpers import trimmed_scenario
 
 pytest.importorskip("verifiers")
 

@@ -16,8 +16,6 @@ import copy
 from pathlib import Path
 
 import pytest
-from parity_cases import ANSWER_SEARCH, CASES, SEND, act
-from parity_scenarios import starter
 
 from orchestra.hookspecs import hookimpl
 from orchestra.parity.are_agent import run_are_agent
@@ -25,6 +23,8 @@ from orchestra.parity.compare import compare
 from orchestra.parity.harness import run_parity
 from orchestra.parity.policy import as_factory
 from orchestra.scenario_files import ScenarioFile
+from support.parity_cases import ANSWER_SEARCH, CASES, SEND, act
+from support.parity_scenarios import starter
 
 LOOP_CASES = [n for n in CASES if not n.startswith("capability_")]
 CAPABILITY_CASES = [n for n in CASES if n.startswith("capability_")]

@@ -13,7 +13,6 @@ from typing import Any
 import anyio
 import pytest
 
-from helpers import write_script
 from orchestra.are import agent_format
 from orchestra.hookspecs import hookimpl
 from orchestra.host import Host
@@ -21,6 +20,7 @@ from orchestra.models import ModelConfig
 from orchestra.rollout import AgentConfig, Rollout, RolloutRecord, RolloutSpec, execute
 from orchestra.session import Session, SessionConfig
 from orchestra.teams.config import AppAgentsConfig, AppAgentSettings, TeamConfig
+from support.helpers import write_script
 
 SCENARIO = "starter_execution_calendar"
 EVENT = {

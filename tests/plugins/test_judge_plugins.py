@@ -6,11 +6,11 @@ from typing import Any
 
 import anyio
 
-from helpers import scenario
 from orchestra.hookspecs import hookimpl
 from orchestra.host import Host
 from orchestra.judging.settings import JudgeConfig
 from orchestra.rollout import RolloutSpec, execute
+from support.helpers import scenario
 
 
 class RejectEverything:

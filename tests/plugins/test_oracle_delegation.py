@@ -15,7 +15,6 @@ from typing import Any
 import anyio
 import pytest
 
-from helpers import SCENARIOS, open_rollout, scenario
 from orchestra.agent import spawn
 from orchestra.are.agent_format import are_parse_action
 from orchestra.hookspecs import hookimpl
@@ -24,6 +23,7 @@ from orchestra.models import ModelConfig
 from orchestra.plugins.offline_models import CALLS_MARKER, delegation_task, dump_block, parse_calls, parse_results
 from orchestra.rollout import AgentConfig, RolloutRecord, RolloutSpec, execute
 from orchestra.teams.config import AppAgentsConfig, AppAgentSettings, TeamConfig
+from support.helpers import SCENARIOS, open_rollout, scenario
 
 ORACLE = ModelConfig(model="orchestra/oracle")
 CALLS = [

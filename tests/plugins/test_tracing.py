@@ -14,8 +14,6 @@ import pytest
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind, StatusCode
 
-from contacts_expert import EXPERT, USAGE, ContactsExpert
-from helpers import REPO, STARTER, write_script
 from orchestra.hookspecs import hookimpl
 from orchestra.host import Host
 from orchestra.models import ModelConfig
@@ -23,6 +21,8 @@ from orchestra.rollout import AgentConfig, RolloutRecord, RolloutSpec, execute
 from orchestra.runs.runner import execute_all
 from orchestra.scenario_files import read_scenario_file
 from orchestra.tracing import CAPTURE_CONTENT_ENV, Tracing, TracingError, active
+from support.contacts_expert import EXPERT, USAGE, ContactsExpert
+from support.helpers import REPO, STARTER, write_script
 
 TASK = "Find Elena Rossi's email address."
 

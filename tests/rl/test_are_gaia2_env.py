@@ -65,7 +65,7 @@ class PolicyClient(OpenAIChatCompletionsClient):
             response = await episode.rollout.host.hook.model_call(agent=episode.rollout.main, request=episode.request)
             message = completion_message(response)
         else:
-            from rl_policies import wrong_completion
+            from support.rl_policies import wrong_completion
 
             message = wrong_completion(episode)
         if self.drop_usage:
@@ -284,7 +284,7 @@ def test_the_readme_shows_the_vf_eval_quick_start_and_exactly_the_argument_table
 
     import are_gaia2
 
-    from helpers import REPO
+    from support.helpers import REPO
 
     readme = (REPO / "README.md").read_text()
     section = readme[readme.index("## RL: `are-gaia2`") :]

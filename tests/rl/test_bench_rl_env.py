@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from helpers import REPO
+from support.helpers import REPO
 
 pytest.importorskip("verifiers")
 

@@ -13,7 +13,6 @@ from typing import Any
 import anyio
 import pytest
 
-from helpers import REPO, scenario
 from orchestra.clock import ClockConfig
 from orchestra.errors import OrchestraError
 from orchestra.host import Host
@@ -24,7 +23,8 @@ from orchestra.scenario_files import ScenarioFile
 from orchestra.teams.loading import load_team
 from orchestra.types import ModelRequest
 from orchestra.wire import completion_message, response_from_completion
-from rl_policies import HEAVY_USAGE, oracle_completion, oracle_without, tool_message, wrong_completion
+from support.helpers import REPO, scenario
+from support.rl_policies import HEAVY_USAGE, oracle_completion, oracle_without, tool_message, wrong_completion
 
 ORACLE = "orchestra/oracle"
 #: One small scenario per capability (the starter set); agent2agent plays one with a team.

@@ -7,11 +7,11 @@ import socket
 import anyio
 import pytest
 
-from helpers import scenario
 from orchestra.rl import EnvConfig
 from orchestra.rl.batches import rollouts
 from orchestra.runs.preflight import PreflightError
 from orchestra_dev.mock_openai import MockServer
+from support.helpers import scenario
 
 
 def test_batched_rollouts_run_against_an_openai_compatible_server(judge_pool):

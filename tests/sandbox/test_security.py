@@ -28,13 +28,13 @@ from typing import Any
 import anyio
 import pytest
 
-from helpers import REPO, scenario
 from orchestra.host import Host
 from orchestra.models import ModelConfig
 from orchestra.rollout import AgentConfig, Rollout, RolloutSpec
 from orchestra.sandbox import SandboxConfig, SandboxLimits, ToolRequest
 from orchestra.types import ToolArg, ToolSpec
 from sandbox.conftest import BACKENDS, require_backend
+from support.helpers import REPO, scenario
 
 SECRET = "sk-orchestra-test-SECRET-4f1c9a"
 INJECTION = (

@@ -9,13 +9,13 @@ import subprocess
 import sys
 
 import pytest
+from support.oracle_team_helpers import ALL_SCENARIOS, CallRecorder, assert_scores_one_through_app_agents, load_shipped_team, run_team, with_roles
 
-from helpers import STARTER, run_agent_on, scenario, stratified, write_script
 from orchestra.clock import ClockConfig
 from orchestra.config import SessionConfig
 from orchestra.host import Host
 from sandbox.conftest import BACKENDS, require_backend
-from teams.oracle_team_helpers import ALL_SCENARIOS, CallRecorder, assert_scores_one_through_app_agents, load_shipped_team, run_team, with_roles
+from support.helpers import STARTER, run_agent_on, scenario, stratified, write_script
 
 ORACLES = ("orchestra/oracle", "orchestra/oracle:batch")
 
@@ -175,7 +175,7 @@ def test_compute_costs_simulated_time(tmp_path, host, judge_pool):
 DETERMINISM = """
 import json, sys
 sys.path[:0] = ["tests"]
-from helpers import run_agent_on, scenario
+from support.helpers import run_agent_on, scenario
 r = run_agent_on(scenario("starter_execution_calendar"), model="orchestra/scripted:" + sys.argv[1], scaffold="code")
 print(json.dumps([r.event_log_sha256, r.sim_seconds, r.success]))
 """

@@ -10,9 +10,9 @@ from __future__ import annotations
 import anyio
 import pytest
 
-from helpers import run_agent_on, write_script
 from orchestra.host import Host
 from orchestra.rollout import Rollout, RolloutSpec
+from support.helpers import run_agent_on, write_script
 
 SCAFFOLDS = ("react", "tool_calling", "parallel_tools")
 

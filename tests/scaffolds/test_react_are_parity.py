@@ -8,10 +8,10 @@ import json
 import anyio
 import pytest
 
-from helpers import write_script
 from orchestra.host import Host
 from orchestra.rollout import Rollout, RolloutSpec
 from orchestra.session import SEND_TO_USER_TOOL, WAIT_TOOL
+from support.helpers import write_script
 
 RETRY = "\n***\n\nNow let's retry: take care not to repeat previous errors! If you have retried several times, try a completely different approach.\n"
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from helpers import STARTER, run_agent_on, write_script
 from orchestra.host import Host
 from orchestra.rollout import Rollout, RolloutSpec
+from support.helpers import STARTER, run_agent_on, write_script
 
 SCAFFOLDS = ("react", "tool_calling", "parallel_tools")
 CASES = [(s, p) for s in SCAFFOLDS for p in STARTER]
@@ -158,7 +158,7 @@ def test_parallel_batch_is_charged_per_call(tmp_path, host, judge_pool, scenario
 @pytest.mark.slow
 @pytest.mark.parametrize("scaffold", SCAFFOLDS)
 def test_oracle_model_scores_one_on_the_corpus(scaffold, host, judge_pool):
-    from helpers import SCENARIOS
+    from support.helpers import SCENARIOS
 
     for path in sorted((SCENARIOS / "corpus").rglob("*.json")):
         result = run_agent_on(path, model="orchestra/oracle", scaffold=scaffold, host=host, judge_pool=judge_pool)

@@ -18,7 +18,9 @@ whole-corpus pair already cover.)
 from __future__ import annotations
 
 import pytest
-from oracle_team_helpers import (
+
+from orchestra.host import Host
+from support.oracle_team_helpers import (
     ALL_SCENARIOS,
     OTHER_PAIRS,
     PAIRS,
@@ -30,8 +32,6 @@ from oracle_team_helpers import (
     run_team,
     with_roles,
 )
-
-from orchestra.host import Host
 
 TEAMS = ("all_app_agents", "heterogeneous")
 #: Delegation chains (several actions of one app at once, several apps in one turn), ids created

@@ -10,7 +10,8 @@ Its own file so that CI's `--dist loadfile` runs it beside the all-app-agents ma
 from __future__ import annotations
 
 import pytest
-from oracle_team_helpers import OTHER_PAIRS, check_every_scenario
+
+from support.oracle_team_helpers import OTHER_PAIRS, check_every_scenario
 
 
 @pytest.mark.slow

@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from executor_batches import line, oracle_team_batch, run_batch, whole_corpus
+from support.executor_batches import line, oracle_team_batch, run_batch, whole_corpus
 
 
 @pytest.mark.slow

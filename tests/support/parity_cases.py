@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from parity_scenarios import BIG_EMAIL_ID, starter, write_scenario
+from support.parity_scenarios import BIG_EMAIL_ID, starter, write_scenario
 
 SEND = "AgentUserInterface__send_message_to_user"
 

@@ -9,13 +9,13 @@ from pathlib import Path
 import anyio
 import pytest
 
-from executor_batches import line, oracle_team_batch, run_batch
 from orchestra.errors import OrchestraError
 from orchestra.host import Host
 from orchestra.record import RolloutRecord
 from orchestra.runs.executors.process import ProcessExecutor
 from orchestra.runs.executors.worker import HostRecipe
 from orchestra.runs.runner import execute_all
+from support.executor_batches import line, oracle_team_batch, run_batch
 
 
 def test_records_equal_local_on_the_subset(subset: Path, subset_reference: list[str]) -> None:
@@ -130,10 +130,10 @@ def test_cli_options_that_do_not_fit_the_executor_fail_first(tmp_path: Path, cap
 
 def test_rl_rollouts_run_in_worker_processes_against_the_users_endpoint() -> None:
     """orchestra.rl's batched rollouts through the same seam: the workers call the endpoint themselves."""
-    from helpers import scenario
     from orchestra.rl import EnvConfig
     from orchestra.rl.batches import rollouts
     from orchestra_dev.mock_openai import MockServer
+    from support.helpers import scenario
 
     specs = [EnvConfig(max_steps=3).spec(scenario(name)) for name in ("starter_search_lookup", "starter_execution_calendar")]
 

@@ -11,13 +11,12 @@ import pytest
 from pydantic import ValidationError
 
 from orchestra.are import judges as are_judges
-from orchestra.are.native_verdict import export_trace
+from orchestra.are.native_verdict import are_native_verdict, export_trace
 from orchestra.judging.cache import JudgeCallCache
 from orchestra.judging.engine import JudgeEngine
 from orchestra.judging.settings import JudgeConfig
 from orchestra.oracle.perturbations import JudgeRules, NotApplicable, perturb
 from orchestra.oracle.replay import build_plan, replay
-from orchestra.are.native_verdict import are_native_verdict
 from orchestra.session import Session, SessionConfig
 
 YES, NO = "<subtask>Answer the user.</subtask> [[True]] [[Success]]", "[[False]] [[Failure]]"

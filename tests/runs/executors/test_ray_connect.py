@@ -8,11 +8,11 @@ import socket
 import anyio
 import pytest
 
-from helpers import REPO
 from orchestra.cli import main
 from orchestra.errors import OrchestraError
 from orchestra.host import Host
 from orchestra.runs.executors.ray import RayExecutor, check_reachable
+from support.helpers import REPO
 
 
 def _closed_port() -> int:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from env_turn_scenarios import starter_builder, write_exported
+from support.env_turn_scenarios import starter_builder, write_exported
 
 REPO = Path(__file__).resolve().parents[2]
 BIG_EMAIL_ID = "b16e0a11b16e0a11b16e0a11b16e0a11"

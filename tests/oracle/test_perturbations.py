@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from helpers import STARTER
 from orchestra.oracle.perturbations import KINDS, JudgeRules, NotApplicable, perturb, wrong_value
 from orchestra.oracle.replay import OracleAction, OraclePlan, build_plan, replay
 from orchestra.session import Session, SessionConfig
+from support.helpers import STARTER
 
 
 def _run(path, kind, judge_pool, reward_mode="binary"):

@@ -9,12 +9,12 @@ from typing import Any
 
 import anyio
 
-from helpers import REPO, SCENARIOS, stratified
 from orchestra.hookspecs import hookimpl
 from orchestra.host import Host
 from orchestra.rollout import RolloutRecord, RolloutSpec, execute
 from orchestra.scenario_files import read_scenario_file
 from orchestra.teams.config import EXPERT_TOOL_SUFFIX, TeamConfig
+from support.helpers import REPO, SCENARIOS, stratified
 
 SCAFFOLDS = ("react", "tool_calling", "parallel_tools")
 #: (main agent's scaffold, app-agents' scaffold)

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from executor_batches import line, oracle_team_batch, run_batch
-from helpers import REPO
+from support.executor_batches import line, oracle_team_batch, run_batch
+from support.helpers import REPO
 
 if os.environ.get("CI") == "true":
     import ray  # CI installs the full lock, which has Ray: a missing Ray fails there

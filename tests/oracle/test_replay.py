@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from helpers import STARTER
 from orchestra.oracle.replay import build_plan, replay
 from orchestra.session import Session, SessionConfig
+from support.helpers import STARTER
 
 
 @pytest.mark.parametrize("path", STARTER, ids=[p.stem for p in STARTER])

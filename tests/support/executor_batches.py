@@ -6,11 +6,11 @@ import json
 
 import anyio
 
-from helpers import REPO, STARTER
 from orchestra.record import RolloutRecord
 from orchestra.runs.runner import execute_all, specs_for
 from orchestra.scenario_files import resolve
 from orchestra.teams.loading import read_team, team_path
+from support.helpers import REPO, STARTER
 
 #: The default suite's subset: four starter scenarios of four capabilities (the whole corpus is `slow`).
 SUBSET = [p for p in STARTER if p.stem in ("starter_execution_calendar", "starter_search_lookup", "starter_time_deadline", "starter_adaptability_reply")]

@@ -34,9 +34,9 @@ from orchestra.judging.mutation import mutate
 from orchestra.judging.scenario_names import scenario_gazetteer, user_tasks
 from orchestra.scenario_files import resolve
 
-LABELS_FILE = Path(__file__).resolve().parent / "data" / "judge_labels.yaml"
+LABELS_FILE = Path(__file__).resolve().parents[1] / "data" / "judge_labels.yaml"
 #: Written after the strict checker was finished and never used to tune it (reported apart).
-HELDOUT_FILE = Path(__file__).resolve().parent / "data" / "judge_labels_heldout.yaml"
+HELDOUT_FILE = Path(__file__).resolve().parents[1] / "data" / "judge_labels_heldout.yaml"
 ANSWER_TOOL = "AgentUserInterface__send_message_to_user"
 UNHELPFUL = "I have no idea, sorry."
 CORRECT_KINDS = ("paraphrase", "politeness")

@@ -22,7 +22,7 @@ from orchestra.record import RolloutResult
 from orchestra.rollout import AgentConfig, Rollout, RolloutSpec, execute
 from orchestra.scenario_files import bundled_root, read_scenario_file
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SCENARIOS = REPO / "scenarios"
 #: The seven hand-built starter scenarios (the corpus lives in scenarios/corpus/).
 STARTER = sorted(p for p in SCENARIOS.glob("*/validation/starter_*.json"))

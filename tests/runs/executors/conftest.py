@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from executor_batches import SUBSET, line, oracle_team_batch, run_batch
+from support.executor_batches import SUBSET, line, oracle_team_batch, run_batch
 
 
 @pytest.fixture(scope="session")

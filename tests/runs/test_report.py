@@ -25,7 +25,7 @@ from orchestra.runs.report import anchor, budget_curve, capabilities_of, load_ru
 from orchestra.runs.run_dir import Manifest, read_results, rollout_name
 from orchestra.runs.summary import summarize
 from orchestra.trajectory import AgentTrajectory, ModelOutput, PromptRef, RunStart, Step, ToolCallEntry, Trajectory
-from report_runs import mixed_run
+from support.report_runs import mixed_run
 
 #: The flags the report's browser test starts Chromium with (headless, offline, no first-run work).
 CHROMIUM_FLAGS = [

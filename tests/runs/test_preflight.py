@@ -18,7 +18,7 @@ from orchestra.scenario_files import ScenarioFile
 from orchestra.spec import RolloutSpec
 from orchestra.teams.loading import read_team, team_path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def _free_port() -> int:

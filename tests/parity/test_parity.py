@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from helpers import SCENARIOS, STARTER
 from orchestra.oracle.perturbations import KINDS
 from orchestra.runs.runner import execute_sources_sync
+from support.helpers import SCENARIOS, STARTER
 
 pytestmark = pytest.mark.slow
 

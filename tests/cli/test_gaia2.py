@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from helpers import gaia2_folder as make_gaia2_folder
 from orchestra.cli import main
+from support.helpers import gaia2_folder as make_gaia2_folder
 
 COLUMNS = ["Execution", "Search", "Adaptability", "Time", "Ambiguity", "Agent2Agent", "Noise"]
 

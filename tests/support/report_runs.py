@@ -20,7 +20,6 @@ from pathlib import Path
 
 import anyio
 
-from helpers import scenario
 from orchestra.models import ModelConfig
 from orchestra.record import RolloutRecord
 from orchestra.rollout import AgentConfig
@@ -29,8 +28,9 @@ from orchestra.runs.runner import execute_all, specs_for
 from orchestra.runs.summary import summarize
 from orchestra.scenario_files import ScenarioFile
 from orchestra.teams.loading import load_team
+from support.helpers import scenario
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 #: A react agent that calls an unknown tool, then answers (with a thought each time).
 WRONG = [

@@ -12,10 +12,10 @@ import json
 import pytest
 import yaml
 
-from judge_labelled_set import HELDOUT_FILE, LABELS_FILE, agreement, judge_items, judge_script_for, labelled_set
 from orchestra.are.judges import build_judge
 from orchestra.judging.facts import extract_facts
 from orchestra.judging.settings import JudgeConfig
+from support.judge_labelled_set import HELDOUT_FILE, LABELS_FILE, agreement, judge_items, judge_script_for, labelled_set
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,1 @@
+"""Helpers the tests share (importable as `support.*`: `tests/` is on the path)."""
