@@ -72,11 +72,24 @@ def read_scenario_file(path: str | Path) -> ScenarioFile:
     return file
 
 
+#: Where the bundled corpus is when orchestra is installed from a wheel (it ships with the checkout only).
+BUNDLED_ENV = "ORCHESTRA_BUNDLED_SCENARIOS"
+
+
 def bundled_root() -> Path:
-    """The repository's `scenarios/` folder (orchestra is used from its source checkout)."""
-    root = Path(__file__).resolve().parents[1] / "scenarios"
+    """The bundled corpus: `$ORCHESTRA_BUNDLED_SCENARIOS`, else the source checkout's `scenarios/`.
+
+    The corpus (34 MB) is not in the wheel: an installed orchestra finds it through the variable
+    (a checkout's `scenarios/` folder), and says so when neither is there."""
+    env = os.environ.get(BUNDLED_ENV)
+    root = Path(env).expanduser() if env else Path(__file__).resolve().parents[1] / "scenarios"
     if not root.is_dir():
-        raise ScenarioError("bundled", f"the bundled scenarios live in the source checkout's scenarios/ folder; {root} does not exist")
+        where = f"{BUNDLED_ENV}={env} is not a folder" if env else f"this installed orchestra has none ({root} does not exist)"
+        raise ScenarioError(
+            "bundled",
+            f"the bundled scenarios ship with orchestra's source checkout (scenarios/), not with the package: {where}; "
+            f"set {BUNDLED_ENV} to a checkout's scenarios/ folder, or give scenario files or folders",
+        )
     return root
 
 

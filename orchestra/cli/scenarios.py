@@ -26,9 +26,10 @@ def run(args: argparse.Namespace) -> int:
     counts: Counter[str] = Counter()
     n = 0
     rejected: list[str] = []
+    files = list(resolve(args.sources, **filter_kwargs(args)))  # a source that cannot be read fails before the header
     if not args.json:
         print(f"{'scenario':<40} {'capabilities':<26} {'turns':>5} {'universe bytes':>15}  split")
-    for file in resolve(args.sources, **filter_kwargs(args)):
+    for file in files:
         try:
             info = describe(file)
         except ScenarioError as exc:
