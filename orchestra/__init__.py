@@ -58,6 +58,7 @@ _FACE: dict[str, str] = {
 
 __all__ = ["__version__", *sorted(_FACE)]
 
+
 def __getattr__(name: str) -> Any:
     module = _FACE.get(name)
     if module is None:

@@ -85,7 +85,7 @@ def test_pip_with_the_lock_file(wheel: Path, tmp_path: Path) -> None:
     (pip cannot lift ARE's pins; the lock holds the resolved, hash-checked set)."""
     venv = tmp_path / "venv"
     _run([sys.executable, "-m", "venv", venv], cwd=tmp_path)
-    pip = [venv / "bin" / "python", "-m", "pip", "install", "-q", "--disable-pip-version-check", "--no-deps"]
+    pip = [venv / "bin" / "python", "-m", "pip", "install", "-q", "--disable-pip-version-check", "--no-compile", "--no-deps"]
     _run([*pip, "-r", REPO / "requirements-lock.txt"], cwd=tmp_path, timeout=1800)
     _run([*pip, wheel], cwd=tmp_path)
     _commands(venv, tmp_path)

@@ -33,5 +33,6 @@ def team_from_args(args: argparse.Namespace, *, plugins: Sequence[object] = (), 
     if args.scaffold:
         host.scaffold(args.scaffold)  # fail early on an unknown scaffold
     model = ModelConfig(model=args.model, endpoint=args.endpoint, api_key=args.api_key) if args.model else None
-    resolved = team_file.resolve(model=model, scaffold=args.scaffold, session=lambda base: session_config(args, base), model_settings=model_settings)
+    session = session_config(args, team_file.config.session)  # the flags given, over the file's `session:`
+    resolved = team_file.resolve(model=model, scaffold=args.scaffold, session=session, model_settings=model_settings)
     return host, resolved

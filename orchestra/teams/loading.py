@@ -106,17 +106,17 @@ class TeamFile:
         *,
         model: ModelConfig | None = None,
         scaffold: str | None = None,
-        session: SessionConfig | Callable[[SessionConfig], SessionConfig] | None = None,
+        session: SessionConfig | None = None,
         model_settings: Mapping[str, Any] | None = None,
     ) -> ResolvedTeam:
         """The team as it will run, in one call: every agent's `model` / `scaffold` replaced when
-        given (`--model`, `--scaffold`), the session (`session`, or `session(the team's)`: the
-        command line's flags over the file's `session:`), `model_settings` (`ModelConfig` fields:
+        given (`--model`, `--scaffold`), the session (`session`: the command line's flags over the
+        file's `session:`; default the file's), `model_settings` (`ModelConfig` fields:
         retries, timeouts) on every agent's model; then every `${VAR}` it uses checked as set
         (`TeamError` naming file, line and field), the judge's key expanded for the rollouts only,
         and the team as run written back as YAML with its secrets as references."""
         team = self.config.with_overrides(model=model, scaffold=scaffold)
-        chosen = session(team.session) if callable(session) else (session or team.session)
+        chosen = session or team.session
         team = team.model_copy(update={"session": chosen})
         if model_settings:
             team = team.map_agents(
