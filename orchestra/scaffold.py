@@ -70,6 +70,27 @@ class Scaffold(ABC):
     (pre-step messages), `request`, `retry_problem` / `record_retry` (outputs asked again inside
     the iteration), `action` (by default `parse`), `render_output` (right after each call), `record`. Tasks and
     notifications reach every scaffold in ARE's format.
+
+    A subclass gives `name`, `action_format` (`tool_calls`: native tool calls; `react`: ARE's text
+    format) and three methods; `register_scaffolds` makes it known (docs/plugins.md has the whole
+    package, tested)::
+
+        class TerseScaffold(Scaffold):
+            name, action_format = "terse", "tool_calls"
+
+            def system_prompt(self, agent):  # the main agent answers the user; a sub-agent calls final_answer
+                return "Use the tools. When done, call " + ("AgentUserInterface__send_message_to_user" if agent.is_main else "final_answer")
+
+            def request(self, agent):
+                request = super().request(agent)
+                request.tools = [openai_tool(spec) for spec in self.tools.values()]
+                return request
+
+            def parse(self, response):
+                return (response.tool_calls[:1], None) if response.tool_calls else ([], "Call a tool.")
+
+            def record(self, agent, response, calls, outcomes, format_error):
+                ...  # append the assistant turn and each outcome to self.messages
     """
 
     name: ClassVar[str]
