@@ -299,6 +299,7 @@ def _make_pids_cgroup(limit: int) -> Path | None:
     parent = _pids_cgroup_parent()
     if parent is None or str(parent) in _cgroup_broken:
         return None
+    _sweep_cgroups(parent)
     group = parent / f"orchestra-sandbox-{os.getpid()}-{next(_cgroup_names)}"
     try:
         group.mkdir()
@@ -308,6 +309,23 @@ def _make_pids_cgroup(limit: int) -> Path | None:
         _remove_cgroup(group)
         return None
     return group
+
+
+@functools.lru_cache(maxsize=8)
+def _sweep_cgroups(parent: Path) -> None:
+    """Once per process: remove the (empty) cgroups of orchestra processes that died without
+    removing theirs."""
+    try:
+        entries = list(parent.glob("orchestra-sandbox-*-*"))
+    except OSError:
+        return
+    for entry in entries:
+        owner = entry.name.split("-")[2]
+        if owner.isdigit() and int(owner) != os.getpid() and not Path(f"/proc/{owner}").exists():
+            try:
+                entry.rmdir()
+            except OSError:
+                pass
 
 
 def _remove_cgroup(group: Path | None) -> None:
@@ -437,7 +455,8 @@ class BwrapSandbox(Sandbox):
         proc = self._proc
         assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
         self._stderr_tail = b""
-        threading.Thread(target=self._drain, args=(proc.stderr,), name="orchestra-bwrap-stderr", daemon=True).start()
+        drain = threading.Thread(target=self._drain, args=(proc.stderr,), name="orchestra-bwrap-stderr", daemon=True)
+        drain.start()
         try:
             self._init_pid = self._read_info(info_r)
             if as_root:
@@ -445,6 +464,7 @@ class BwrapSandbox(Sandbox):
         except (OSError, ValueError, KeyError) as exc:
             proc.kill()
             proc.wait()
+            drain.join(timeout=5)  # bwrap's own message
             _remove_cgroup(cgroup)
             raise SandboxError(f"bwrap sandbox: could not set up the sandbox's user namespace: {exc}; bwrap said: {self._stderr_text()[-300:]}") from exc
         finally:
