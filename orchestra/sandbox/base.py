@@ -179,11 +179,11 @@ class GuestChannel:
 
     A reader thread in a backend, for example:
 
-        def read(self, stdout: IO[bytes], channel: GuestChannel) -> None:
-            while (line := stdout.readline(channel.max_line + 1)):
+        def _pump(self, proc: subprocess.Popen[bytes], channel: GuestChannel) -> None:
+            while line := proc.stdout.readline(channel.max_line + 1):
                 if not line.endswith(b"\\n") or channel.deliver(line[:-1]) is None:
                     break  # too long, a breach, or the sandbox stopped
-            channel.exited(f"the interpreter exited (status {self.proc.wait()})")
+            channel.exited(f"the interpreter exited (status {proc.wait()})")
     """
 
     def __init__(self, sandbox: Sandbox) -> None:
@@ -282,10 +282,10 @@ class Sandbox(ABC):
             def launch(self, scratch: Path, channel: GuestChannel) -> None:
                 self.proc = subprocess.Popen([sys.executable, "-I", "-c", GUEST_SOURCE], cwd=scratch,
                                              stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-                threading.Thread(target=self.read, args=(self.proc, channel), daemon=True).start()
+                threading.Thread(target=self._pump, args=(self.proc, channel), daemon=True).start()
 
-            def read(self, proc, channel):
-                while (line := proc.stdout.readline(channel.max_line + 1)):
+            def _pump(self, proc, channel):
+                while line := proc.stdout.readline(channel.max_line + 1):
                     if not line.endswith(b"\\n") or channel.deliver(line[:-1]) is None:
                         break
                 channel.exited(f"the interpreter exited (status {proc.wait()})")

@@ -423,7 +423,10 @@ class BwrapSandbox(Sandbox):
 
         def set_limits() -> None:
             if join_fd >= 0:
-                os.write(join_fd, b"0")  # this process (bwrap) and all it starts
+                try:
+                    os.write(join_fd, b"0")  # this process (bwrap) and all it starts
+                except OSError:  # not ours after all: RLIMIT_NPROC still caps the guest
+                    pass
             mem = limits.memory_mb << 20
             resource.setrlimit(resource.RLIMIT_AS, (mem, mem))
             # soft < hard: the kernel sends SIGXCPU at the limit (a clear reason), SIGKILL a second later
@@ -444,8 +447,10 @@ class BwrapSandbox(Sandbox):
                 pass_fds=tuple(pass_fds),
                 cwd="/",
             )
-        except OSError as exc:
+        except (OSError, subprocess.SubprocessError) as exc:
             _remove_cgroup(cgroup)
+            for fd in (info_r, block_w) if as_root else (info_r,):
+                os.close(fd)
             raise SandboxError(f"bwrap sandbox: could not start {binary}: {exc}") from exc
         finally:
             for fd in pass_fds:

@@ -166,10 +166,17 @@ class WasmSandbox(Sandbox):
 
     # ---- launching
     def launch(self, scratch: Path, channel: GuestChannel) -> None:
-        import wasmtime
-
         module_path = compiled_module_path()
         run = self._run = _Run(channel, STARTUP_FUEL)
+        try:
+            self._instantiate(run, module_path, scratch)
+        except BaseException:
+            self.terminate()  # the pipe's folder, the store: nothing of a failed start stays
+            raise
+
+    def _instantiate(self, run: _Run, module_path: Path, scratch: Path) -> None:
+        import wasmtime
+
         engine = run.engine = _engine()
         module = wasmtime.Module.deserialize_file(engine, str(module_path))
         store = run.store = wasmtime.Store(engine)

@@ -97,7 +97,10 @@ def test_the_built_in_backends_override_no_private_method(backend):
 
 
 def test_backend_options_are_checked_with_a_clear_error():
-    with pytest.raises(SandboxError, match=r"bwrap sandbox: invalid option allow_exek \(extra inputs are not permitted\); its options: allow_exec, host_gid, host_uid, pids_cgroup"):
+    with pytest.raises(
+        SandboxError,
+        match=r"bwrap sandbox: invalid option allow_exek \(extra inputs are not permitted\); its options: allow_exec, host_gid, host_uid, pids_cgroup",
+    ):
         BwrapSandbox({}, config=SandboxConfig(backend="bwrap", options={"allow_exek": True}))
     with pytest.raises(SandboxError, match=r"wasm sandbox: invalid option allow_exec \(extra inputs are not permitted\); its options: none"):
         WasmSandbox({}, config=SandboxConfig(options={"allow_exec": True}))
