@@ -18,7 +18,7 @@ import pytest
 from orchestra.host import Host
 from orchestra.sandbox import CellResult, Sandbox, SandboxConfig, SandboxLimits, ToolRequest
 from orchestra.types import ToolArg, ToolSpec
-from sandbox.conftest import BACKENDS, HostProbe, require_backend
+from support.sandboxes import BACKENDS, HostProbe, require_backend
 
 ADD = ToolSpec(
     name="Calc__add",

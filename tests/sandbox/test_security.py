@@ -33,8 +33,8 @@ from orchestra.models import ModelConfig
 from orchestra.rollout import AgentConfig, Rollout, RolloutSpec
 from orchestra.sandbox import SandboxConfig, SandboxLimits, ToolRequest
 from orchestra.types import ToolArg, ToolSpec
-from sandbox.conftest import BACKENDS, require_backend
 from support.helpers import REPO, scenario
+from support.sandboxes import BACKENDS, require_backend
 
 SECRET = "sk-orchestra-test-SECRET-4f1c9a"
 INJECTION = (
