@@ -300,7 +300,7 @@ def _judge_engine(config: JudgeConfig) -> JudgeEngine:
 def build_llm(config: JudgeConfig) -> Any:
     """ARE's `GraphPerEventJudge` with its LLM checkers, as `are-benchmark run` builds it
     (`JudgeFactory` maps `GraphPerEventJudgeConfig` to that class; here, to a subclass that only
-    routes the engine calls), on orchestra's cached litellm engine (`orchestra.judges.JudgeEngine`)."""
+    routes the engine calls), on orchestra's cached litellm engine (`orchestra.judging.engine.JudgeEngine`)."""
     import_are()
     from are.simulation.validation import GraphPerEventJudgeConfig
 
