@@ -286,8 +286,8 @@ def test_the_readme_shows_the_vf_eval_quick_start_and_exactly_the_argument_table
 
     from support.helpers import REPO
 
-    readme = (REPO / "README.md").read_text()
-    section = readme[readme.index("## RL: `are-gaia2`") :]
+    readme = (REPO / "docs" / "rl.md").read_text()
+    section = readme[readme.index("## verifiers") :]
     section = section[: section.index("\n## ", 1)]
     assert 'vf-eval are-gaia2 -m MODEL -b BASE_URL -n 5 -r 1 -a \'{"source": "bundled", "capability": "execution"}\'' in section
     rows = dict(re.findall(r"^\| `(\w+)` \| `?([^`|]+?)`? \|", section, flags=re.MULTILINE))
