@@ -235,7 +235,7 @@ def test_the_arguments_are_exactly_the_issues_table_plus_scaffold_team_noise():
 
 
 def test_a_scenario_that_fails_to_load_is_reported_with_its_reason(tmp_path, caplog):
-    good = next(p for p in __import__("helpers").STARTER if p.stem == "starter_time_deadline")
+    good = next(p for p in __import__("support.helpers", fromlist=["STARTER"]).STARTER if p.stem == "starter_time_deadline")
     (tmp_path / "a_unreadable.json").write_text("{oops")
     data = json.loads(good.read_text())
     data["apps"] = "not a list of apps"
