@@ -6,7 +6,6 @@ import json
 from dataclasses import replace
 
 import anyio
-from helpers import scenario
 
 from orchestra.are import judges as are_judges
 from orchestra.are.judge_pool import JudgePool, clone_scripted_judge
@@ -15,6 +14,7 @@ from orchestra.judging.settings import JudgeConfig
 from orchestra.oracle.replay import build_plan, replay
 from orchestra.rl import EnvConfig, GaiaEnv
 from orchestra.session import SEND_TO_USER_TOOL, Session, SessionConfig
+from support.helpers import scenario
 
 
 def test_concurrent_sessions_get_a_cloned_judge_with_its_own_state(scenario_path):
