@@ -72,9 +72,7 @@ _CAB_ALTERNATIVE = re.compile(r"\b(Default|Premium|Van)\s+(?:or|and)\s+(?:an?\s+
 #: A size offered as an alternative: "M or L".
 _SIZE_ALTERNATIVE = re.compile(r"\b(XXS|XS|S|M|L|XL|XXL)\s+or\s+(XXS|XS|S|M|L|XL|XXL)\b")
 #: Two proper names offered as alternatives inside a sentence: "Cafe Lumiere or at the Harbour Bistro".
-_PHRASE_ALTERNATIVE = re.compile(
-    r"\b([A-Z][\w'’-]+(?:\s+[A-Z][\w'’-]+)*)\s+or\s+(?:(?:at|in|on|to|with|the|a|an)\s+)*([A-Z][\w'’-]+(?:\s+[A-Z][\w'’-]+)*)"
-)
+_PHRASE_ALTERNATIVE = re.compile(r"\b([A-Z][\w'’-]+(?:\s+[A-Z][\w'’-]+)*)\s+or\s+(?:(?:at|in|on|to|with|the|a|an)\s+)*([A-Z][\w'’-]+(?:\s+[A-Z][\w'’-]+)*)")
 #: Ranges are one value ("11:00-11:30", "08:00 to 16:00"), so "11:00-11:30, or maybe 11:30-12:00"
 #: offers one range against another.
 _RANGE_GAP = re.compile(r"^\s*(?:-|–|—|to|until|till)\s*$", re.I)

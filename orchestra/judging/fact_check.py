@@ -1,4 +1,10 @@
-"""Whether an agent's text carries the facts of the oracle's text, and contradicts none: the `strict` judge's check of one free-text argument."""
+"""Whether an agent's text carries the facts of the oracle's text, states them as the oracle does,
+and contradicts none: the `strict` judge's check of one free-text argument (`check_text`).
+
+How a text states its values (asserted, hedged, negated) is `orchestra.judging.claims`; what a
+text says is `orchestra.judging.facts`. An answer to the user that confirms an action the user
+asked for need not repeat what the user gave (`is_confirmation`, `needed_facts`).
+"""
 
 from __future__ import annotations
 
@@ -93,22 +99,20 @@ class FactCheck:
         }
 
 
-def check_text(
-    oracle_text: Any, agent_text: Any, gazetteer: Gazetteer | None = None, context: str = "", request: str | None = None
-) -> FactCheck:
+def check_text(oracle_text: Any, agent_text: Any, gazetteer: Gazetteer | None = None, context: str = "", request: str | None = None) -> FactCheck:
     """Accept `agent_text` iff it carries every fact of `oracle_text`, states each as the oracle
     does, and contradicts none.
 
-    * **carries**: every fact of the oracle's text is in the agent's text (`covers`) — except, for
-      an answer to the user (`request`: the user's message of this turn) that confirms an action
-      the user asked for, the facts the user needs no telling (`needed`);
-    * **states each as the oracle does**: a fact the oracle asserts is not only offered as one of
-      alternatives ("15:00 or 16:00": a hedge), not only negated ("not $2,750 - it's $2,570": a
-      denial), nor negated anywhere; the text is not unsure of itself ("not sure", "maybe");
+    * **carries**: every fact of the oracle's text is in the agent's text (`covers`) — except in a
+      terse confirmation (`is_confirmation`) answering the user's message of this turn
+      (`request`, given for answers to the user only), which needs only `needed_facts`;
+    * **states each as the oracle does** (`misstatements`): a fact the oracle asserts is not
+      offered only as one of alternatives ("15:00 or 16:00": a hedge), nor negated ("not $2,750
+      - it's $2,570": a denial); the text is not unsure of itself ("not sure", "maybe");
     * **contradicts none**: no value of a kind that matters — a person of the universe, a month,
-      date, weekday, time, amount, percentage, count, or an id shaped like the oracle's — that
-      neither the oracle's text nor `context` (the user's tasks) has: "the email went to Amy
-      Davey" when the oracle's went to Rodney, "plus a $25.00 late fee", "3 bedrooms".
+      date, weekday, time, amount, percentage, count, an id shaped like the oracle's, a quoted
+      message — that neither the oracle's text nor `context` (the user's messages) has: "the
+      email went to Amy Davey" when the oracle's went to Rodney, "plus a $25.00 late fee".
     """
     oracle = "" if oracle_text is None else str(oracle_text)
     agent = "" if agent_text is None else str(agent_text)
@@ -120,30 +124,32 @@ def check_text(
     needed = needed_facts(required, request, context, gazetteer) if confirmation else required
     missing = [f for f in needed if not covers(said, f) and not _the_user_by_first_name(f, said, gazetteer)]
     claims = read_claims(agent, gazetteer)
-    oracle_claims = read_claims(oracle, gazetteer)
-    problems = []
-    if missing:
-        problems.append("missing or wrong: " + ", ".join(f.describe() for f in missing))
-    hedged = [f for f in required if covers(said, f) and _only_alternatives(f, claims, oracle_claims)]
-    if hedged:
-        problems.append("offered only as one of alternatives (a hedge): " + ", ".join(f.describe() for f in hedged))
-    denied = [f for f in required if covers(said, f) and f not in hedged and _denied(f, claims, oracle_claims)]
-    if denied:
-        problems.append("negated, where the oracle's text asserts it: " + ", ".join(f.describe() for f in denied))
-    hedged_names = _hedged_phrases(claims, oracle, context)
-    if hedged_names:
-        problems.append("offered only as one of alternatives (a hedge): " + ", ".join(repr(p) for p in hedged_names))
-    unsure = [u for u in claims.uncertain if normalize_text(u) not in normalize_text(oracle)]
-    if unsure:
-        problems.append("unsure of itself: " + ", ".join(repr(u.strip()) for u in unsure))
-    conflicts = _conflicts(said, oracle, context, required, gazetteer) + extra_values(agent, claims, oracle, context, oracle_claims, required, gazetteer)
+    problems = ["missing or wrong: " + ", ".join(f.describe() for f in missing)] if missing else []
+    problems += misstatements(required, said, claims, read_claims(oracle, gazetteer), oracle, context)
+    conflicts = _conflicts(said, oracle, context, required, gazetteer) + extra_values(agent, claims, oracle, context, required, gazetteer)
     if conflicts:
-        problems.append("not in the oracle's text: " + ", ".join(conflicts))
+        problems.append("not in the oracle's text: " + ", ".join(dict.fromkeys(conflicts)))
     if problems:
         return FactCheck(False, required, missing, "; ".join(problems))
     if confirmation and len(needed) < len(required):
         return FactCheck(True, required, [], f"a confirmation of the action the user asked for: {len(needed)} of {len(required)} fact(s) needed, all present")
     return FactCheck(True, required, [], f"all {len(required)} fact(s) present")
+
+
+def misstatements(required: list[Fact], said: TextFacts, claims: Claims, oracle_claims: Claims, oracle: str, context: str) -> list[str]:
+    """How the agent's text misstates facts it does mention: hedged, denied, or unsure of itself."""
+    out = []
+    hedged = [f for f in required if covers(said, f) and _only_alternatives(f, claims, oracle_claims)]
+    hedged_names = _hedged_phrases(claims, oracle, context)
+    if hedged or hedged_names:
+        out.append("offered only as one of alternatives (a hedge): " + ", ".join([f.describe() for f in hedged] + [repr(p) for p in hedged_names]))
+    denied = [f for f in required if covers(said, f) and f not in hedged and _denied(f, claims, oracle_claims)]
+    if denied:
+        out.append("negated, where the oracle's text asserts it: " + ", ".join(f.describe() for f in denied))
+    unsure = [u for u in claims.uncertain if normalize_text(u) not in normalize_text(oracle)]
+    if unsure:
+        out.append("unsure of itself: " + ", ".join(repr(u.strip()) for u in unsure))
+    return out
 
 
 def _the_user_by_first_name(fact: Fact, said: TextFacts, gazetteer: Gazetteer | None) -> bool:
@@ -187,6 +193,7 @@ def _denied(fact: Fact, claims: Claims, oracle_claims: Claims) -> bool:
     if not any(m.negated for m in mine):
         return False
     return not any(m.negated for m in oracle_claims.occurrences(fact))
+
 
 def _conflicts(said: TextFacts, oracle: str, context: str, required: list[Fact], gazetteer: Gazetteer | None) -> list[str]:
     out: list[str] = []
@@ -331,6 +338,13 @@ def needed_facts(required: list[Fact], request: str | None, context: str, gazett
     return [f for f in required if not covers(known, f) and not named_by_first_name(f)]
 
 
+def new_facts(oracle_text: str, context: str, gazetteer: Gazetteer | None = None) -> list[Fact]:
+    """The facts of the oracle's text that the user's messages (`context`) do not give: what the
+    agent found, proposed or chose (the content of an answer, as opposed to a confirmation)."""
+    known = read_text(context)
+    return [f for f in extract_facts(oracle_text, gazetteer) if not covers(known, f)]
+
+
 def _is_person(fact: Fact, gazetteer: Gazetteer | None) -> bool:
     """Is the fact a person of the universe (named in full, or by first or last name)?"""
     if fact.kind != "name" or gazetteer is None:
@@ -348,12 +362,29 @@ _QUOTE = re.compile(r"(?:^|(?<=[\s(:]))['\"‘“]((?:[^'\"‘’“”\n\s]+\s+
 _PERCENT = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s?(?:%|per\s?cent\b)", re.I)
 _RANGE_SPLIT = re.compile(r"\s*(?:-|–|—|\bto\b|\buntil\b|\btill\b)\s*", re.I)
 #: First names that are ordinary words: never read as a person on their own.
-_WORD_NAMES = {"may", "will", "june", "april", "august", "bill", "mark", "rose", "grace", "joy", "hope", "faith", "summer", "dawn", "amber", "pat", "sue", "art"}
+_WORD_NAMES = {
+    "may",
+    "will",
+    "june",
+    "april",
+    "august",
+    "bill",
+    "mark",
+    "rose",
+    "grace",
+    "joy",
+    "hope",
+    "faith",
+    "summer",
+    "dawn",
+    "amber",
+    "pat",
+    "sue",
+    "art",
+}
 
 
-def extra_values(
-    agent: str, claims: Claims, oracle: str, context: str, oracle_claims: Claims, required: list[Fact], gazetteer: Gazetteer | None
-) -> list[str]:
+def extra_values(agent: str, claims: Claims, oracle: str, context: str, required: list[Fact], gazetteer: Gazetteer | None) -> list[str]:
     """Values of the agent's text that neither the oracle's text nor the user's tasks have, of the
     kinds that matter to the user: times, amounts, percentages, counts of a thing the oracle
     counts, ids shaped like one of the oracle's, and people named by first name.
@@ -470,9 +501,10 @@ def _first_names(agent: str, allowed_text: str, gazetteer: Gazetteer) -> list[st
     full = normalize_text(agent)
     out = []
     firsts = sorted({p.split()[0] for p in gazetteer.people if p.split()})
+    named_in_full = {p.split()[0] for p in gazetteer.people if normalize_text(p) in full}  # the full-name rule's
     for first in firsts:
         norm = normalize_text(first)
-        if norm.strip() in _WORD_NAMES or norm.split()[:1] == user_first or norm in allowed:
+        if norm.strip() in _WORD_NAMES or norm.split()[:1] == user_first or norm in allowed or first in named_in_full:
             continue
         if re.search(rf"(?<![\w-]){re.escape(first)}(?![\w-])", agent) and norm in full:
             out.append(f"person {first!r}")

@@ -662,4 +662,6 @@ def read_text(text: str) -> TextFacts:
     for date in dates:
         months.add(date[0])
     names_text = _EMAIL.sub(" ", _URL.sub(" ", low))  # "carter.dowd@..." does not name Carter Dowd
-    return TextFacts(normalize_text(names_text), numbers, dates, months, weekdays, times, ids, low.lower(), counts, standalone_weekdays, standalone_months, days)
+    return TextFacts(
+        normalize_text(names_text), numbers, dates, months, weekdays, times, ids, low.lower(), counts, standalone_weekdays, standalone_months, days
+    )

@@ -42,7 +42,14 @@ HELDOUT_FILE = Path(__file__).resolve().parents[1] / "data" / "judge_labels_held
 #: Reported apart from the two files above; split by scenario (`review_part`) into a part the judge
 #: was tuned on and a held-out part that was only measured.
 REVIEW_FILE = Path(__file__).resolve().parents[1] / "data" / "judge_labels_review.yaml"
-REVIEW_SHAPES = {"hedge": "wrong", "negation": "wrong", "extra_wrong": "wrong", "confirmation_wrong": "wrong", "confirmation": "correct", "paraphrase": "correct"}
+REVIEW_SHAPES = {
+    "hedge": "wrong",
+    "negation": "wrong",
+    "extra_wrong": "wrong",
+    "confirmation_wrong": "wrong",
+    "confirmation": "correct",
+    "paraphrase": "correct",
+}
 ANSWER_TOOL = "AgentUserInterface__send_message_to_user"
 UNHELPFUL = "I have no idea, sorry."
 CORRECT_KINDS = ("paraphrase", "politeness")
@@ -237,7 +244,9 @@ def review_items(targets: list[FreeText], path: Path = REVIEW_FILE) -> list[Labe
             for j, obj in enumerate(entry.get(label) or []):
                 shape = obj.get("shape") if isinstance(obj, dict) else None
                 if not isinstance(obj, dict) or not isinstance(obj.get("text"), str) or REVIEW_SHAPES.get(shape) != label:
-                    raise ValueError(f"{path}: entry {i} {label}[{j}]: want {{text, shape}} with a {label} shape ({', '.join(k for k, v in REVIEW_SHAPES.items() if v == label)}), got {obj!r}")
+                    raise ValueError(
+                        f"{path}: entry {i} {label}[{j}]: want {{text, shape}} with a {label} shape ({', '.join(k for k, v in REVIEW_SHAPES.items() if v == label)}), got {obj!r}"
+                    )
                 items.append(LabelItem(index[key], obj["text"], label, shape, source))
     return items
 
