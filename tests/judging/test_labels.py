@@ -1,4 +1,4 @@
-"""The labelled set (tests/judge_labelled_set.py): coverage, and the strict judge's guarantees.
+"""The labelled set (tests/support/judge_labelled_set.py): coverage, and the strict judge's guarantees.
 
 strict must reject every wrong or missing fact in the set and accept >= 95% of the hand-written
 correct paraphrases (the issue's bar). On the adversarial review set (texts written blind to the

@@ -15,8 +15,10 @@ Built from data, so a new scenario is covered by appending to `tests/data/judge_
 
 `judge_items(judge, items)` judges each text with a built ARE judge's own per-tool judge for that
 tool (the `MildToolJudge` of `llm`, the wrapped one of `strict`), the agent's call being the
-oracle's call with only that argument changed — the free-text part of the judge, in isolation.
-Used by tests/test_judge_labels.py and benchmarks/judge_agreement.py.
+oracle's call with only that argument changed — the free-text part of the judge, in isolation —
+and the user's messages up to that action's turn as ARE passes them (`tasks=`). Used by
+tests/judging/test_labels.py and benchmarks/judge_agreement.py. The review file
+(`review_items`, `tests/data/judge_labels_review.yaml`) is loaded apart, never into `labelled_set`.
 """
 
 from __future__ import annotations
