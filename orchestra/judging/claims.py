@@ -119,12 +119,6 @@ class Claims:
     #: the uncertainty markers of the text's statements ("not sure", "maybe", "about $1,890")
     uncertain: list[str]
 
-    def occurrences(self, fact: Fact) -> list[Mention]:
-        """The mentions that state the oracle's `fact` (`fact_check.covers` on each mention alone)."""
-        from orchestra.judging.fact_check import covers
-
-        return [m for m in self.mentions if (m.kind == fact.kind or (m.kind == "date" and fact.kind in ("weekday", "month"))) and covers(m.said, fact)]
-
 
 def _sentences(text: str) -> list[tuple[int, int, bool]]:
     """(start, end, is_question) of each sentence."""

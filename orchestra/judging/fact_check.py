@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from orchestra.judging.claims import Claims, read_claims
+from orchestra.judging.claims import Claims, Mention, read_claims
 from orchestra.judging.facts import (
     _EMAIL,
     _STOPWORDS,
@@ -159,13 +159,18 @@ def _the_user_by_first_name(fact: Fact, said: TextFacts, gazetteer: Gazetteer | 
     return f" {str(fact.key).split()[0]} " in said.norm
 
 
+def _occurrences(claims: Claims, fact: Fact) -> list[Mention]:
+    """The mentions of the text that state the oracle's `fact` (each read alone, `covers`)."""
+    return [m for m in claims.mentions if (m.kind == fact.kind or (m.kind == "date" and fact.kind in ("weekday", "month"))) and covers(m.said, fact)]
+
+
 def _only_alternatives(fact: Fact, claims: Claims, oracle_claims: Claims) -> bool:
     """Is `fact` written only as one of alternatives in a statement, where the oracle's text
     states it outright? (Where no single mention states it, it is asserted: not a hedge.)"""
-    mine = claims.occurrences(fact)
+    mine = _occurrences(claims, fact)
     if not mine or not all(m.alternative for m in mine):
         return False
-    return not any(m.alternative for m in oracle_claims.occurrences(fact))
+    return not any(m.alternative for m in _occurrences(oracle_claims, fact))
 
 
 def _hedged_phrases(claims: Claims, oracle: str, context: str) -> list[str]:
@@ -189,10 +194,10 @@ def _hedged_phrases(claims: Claims, oracle: str, context: str) -> list[str]:
 
 def _denied(fact: Fact, claims: Claims, oracle_claims: Claims) -> bool:
     """Is `fact` negated somewhere in the agent's text while the oracle's text never negates it?"""
-    mine = claims.occurrences(fact)
+    mine = _occurrences(claims, fact)
     if not any(m.negated for m in mine):
         return False
-    return not any(m.negated for m in oracle_claims.occurrences(fact))
+    return not any(m.negated for m in _occurrences(oracle_claims, fact))
 
 
 def _conflicts(said: TextFacts, oracle: str, context: str, required: list[Fact], gazetteer: Gazetteer | None) -> list[str]:
@@ -429,7 +434,7 @@ def _reported_alternatives(claims: Claims, required: list[Fact]) -> set[int | No
     None (a mention that is no alternative)."""
     out: set[int | None] = set()
     for f in required:
-        mine = claims.occurrences(f)
+        mine = _occurrences(claims, f)
         if any(not m.alternative for m in mine):
             out.update(m.group for m in mine if m.alternative)
     out.discard(None)
