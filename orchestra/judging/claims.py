@@ -29,6 +29,7 @@ from orchestra.judging.facts import (
     _SPOKEN_TIME,
     _TIME_DOT_MER,
     Fact,
+    FactKind,
     Gazetteer,
     TextFacts,
     _extract,
@@ -44,7 +45,7 @@ _CLAUSE_END = re.compile(
     r"|(?<=\s)(?:but|so|and|while|whereas|because|then|instead|though|although|which|where)(?=\s)",
     re.I,
 )
-#: A negation whose reach is the rest of its clause: "not", "n't", "no longer", "never", "instead of".
+#: A negation, reaching a few words on in its clause (`_REACH`): "not", "n't", "no longer", "never".
 _NEGATION = re.compile(r"\b(?:not|no\s+longer|never|nor|neither)\b|n['’]t\b", re.I)
 #: A negation of the one value right after it: "instead of 12:30", "rather than Friday".
 _NEGATION_OF_NEXT = re.compile(r"\b(?:instead\s+of|rather\s+than)\s+(?:the\s+)?$", re.I)
@@ -68,7 +69,7 @@ _ALTERNATIVE_NAME = re.compile(
     r"^[\s,]*(?:\(\s*)?or(?:\s+(?:maybe|perhaps|possibly))?\s+(?:(?:a|an|the|at|on|in|by|to|with|for|from)\s+)*((?:[A-Z][\w'’-]+)(?:\s+[A-Z][\w'’-]+)*)"
 )
 #: "a Premium or a Van cab": a cab's service type that the oracle-side parser only reads before "cab".
-_CAB_ALTERNATIVE = re.compile(r"\b(Default|Premium|Van)\s+(?:or|and)\s+(?:an?\s+)?(Default|Premium|Van)\s+(?:cab|ride|taxi|car)s?\b")
+_CAB_ALTERNATIVE = re.compile(r"\b(Default|Premium|Van)\s+or\s+(?:an?\s+)?(Default|Premium|Van)\s+(?:cab|ride|taxi|car)s?\b")
 #: A size offered as an alternative: "M or L".
 _SIZE_ALTERNATIVE = re.compile(r"\b(XXS|XS|S|M|L|XL|XXL)\s+or\s+(XXS|XS|S|M|L|XL|XXL)\b")
 #: Two proper names offered as alternatives inside a sentence: "Cafe Lumiere or at the Harbour Bistro".
@@ -146,12 +147,10 @@ def _agent_formats(text: str) -> list[Fact]:
     """Values in the formats only an agent's text is read in (`facts.read_text`): "half past
     eight", "3.15 pm", "1.234,50 €", "18/10", "15.10.2024" — each one value, whatever the
     oracle-side parser makes of its pieces."""
-    out = []
-    for m in _SPOKEN_TIME.finditer(text):
-        if _spoken_times(m):
-            out.append(Fact("time", m.group(0), None, m.span()))
-    for rx, kind in ((_TIME_DOT_MER, "time"), (_EU_AMOUNT, "amount"), (_DOT_DATE, "date"), (_SLASH_DATE, "date")):
-        out += [Fact(kind, m.group(0), None, m.span()) for m in rx.finditer(text)]  # type: ignore[arg-type]
+    out = [Fact("time", m.group(0), None, m.span()) for m in _SPOKEN_TIME.finditer(text) if _spoken_times(m)]
+    formats: tuple[tuple[re.Pattern[str], FactKind], ...] = ((_TIME_DOT_MER, "time"), (_EU_AMOUNT, "amount"), (_DOT_DATE, "date"), (_SLASH_DATE, "date"))
+    for rx, kind in formats:
+        out += [Fact(kind, m.group(0), None, m.span()) for m in rx.finditer(text)]
     return out
 
 
@@ -182,38 +181,20 @@ def _compatible(a: str, b: str) -> bool:
     return a == b or (a in _ALT_KINDS and b in _ALT_KINDS and "number" in (a, b))
 
 
+#: A value found in a text: (kind, span, group of alternatives or None, surface if not the span's text).
+_Found = tuple[str, tuple[int, int], int | None, str | None]
+
+
 def read_claims(text: str, gazetteer: Gazetteer | None = None) -> Claims:
     """Every value `text` mentions (the oracle-side parser of `facts`, on this text) and how each is stated."""
     text = text if isinstance(text, str) else str(text)
     units = _units(text, _extract(text, gazetteer) + _agent_formats(text))
+    found = _special_alternatives(text, _chained_alternatives(text, units))
     sentences = _sentences(text)
 
     def question_at(pos: int) -> bool:
         return any(a <= pos < b and q for a, b, q in sentences)
 
-    # alternatives: chains of "A or B (or C)"; a chain is named by where it starts
-    group: dict[int, int] = {}
-    extra: list[tuple[str, tuple[int, int], int | None, str | None]] = []
-    for i in range(len(units) - 1):
-        (k1, s1), (k2, s2) = units[i], units[i + 1]
-        if _compatible(k1, k2) and _ALTERNATIVE_GAP.match(text[s1[1] : s2[0]]) and text[s1[0] : s1[1]].lower() != text[s2[0] : s2[1]].lower():
-            group[i + 1] = group.setdefault(i, s1[0])
-    for i, (kind, span) in enumerate(units):
-        # a name offered against a capitalized phrase that is no name of the universe
-        m = _ALTERNATIVE_NAME.match(text[span[1] :]) if kind == "name" and i not in group else None
-        nxt = units[i + 1][1][0] if i + 1 < len(units) else len(text)
-        if m and span[1] + m.end(1) <= nxt:
-            group[i] = span[0]
-            extra.append(("name", (span[1] + m.start(1), span[1] + m.end(1)), span[0], None))
-    found = [(kind, span, group.get(i), None) for i, (kind, span) in enumerate(units)] + extra
-    for rx, word in ((_CAB_ALTERNATIVE, "{} cab"), (_SIZE_ALTERNATIVE, "size {}")):
-        for m in rx.finditer(text):
-            found = [x for x in found if not (x[1][0] < m.end() and m.start() < x[1][1])]
-            found += [("name" if rx is _CAB_ALTERNATIVE else "id", m.span(g), m.start(), word.format(m.group(g))) for g in (1, 2)]
-    for m in _PHRASE_ALTERNATIVE.finditer(text):  # "at Cafe Lumiere or at the Harbour Bistro"
-        spans = [m.span(1), m.span(2)]
-        if m.start() > _clause_start(text, m.start()) and not any(x[1][0] < m.end() and m.start() < x[1][1] for x in found):
-            found += [("phrase", sp, m.start(1), None) for sp in spans]
     out = []
     for kind, (a, b), grp, surface in found:
         q = question_at(a)
@@ -221,6 +202,38 @@ def read_claims(text: str, gazetteer: Gazetteer | None = None) -> Claims:
         out.append(Mention(kind, surface or text[a:b], (a, b), _negated(text, a, b, kind, gazetteer), None if q else grp, q, reading))
     uncertain = [m.group(0) for m in _UNCERTAIN.finditer(text) if not question_at(m.start())]
     return Claims(text, sorted(out, key=lambda x: x.span), uncertain)
+
+
+def _chained_alternatives(text: str, units: list[tuple[str, tuple[int, int]]]) -> list[_Found]:
+    """The units, each with its chain of alternatives ("A or B (or C)", named by where it starts),
+    plus a capitalized phrase offered against a name ("Elena Rossi (or Tom Becker, ...)")."""
+    group: dict[int, int] = {}
+    extra: list[_Found] = []
+    for i in range(len(units) - 1):
+        (k1, s1), (k2, s2) = units[i], units[i + 1]
+        if _compatible(k1, k2) and _ALTERNATIVE_GAP.match(text[s1[1] : s2[0]]) and text[s1[0] : s1[1]].lower() != text[s2[0] : s2[1]].lower():
+            group[i + 1] = group.setdefault(i, s1[0])
+    for i, (kind, span) in enumerate(units):
+        m = _ALTERNATIVE_NAME.match(text[span[1] :]) if kind == "name" and i not in group else None
+        nxt = units[i + 1][1][0] if i + 1 < len(units) else len(text)
+        if m and span[1] + m.end(1) <= nxt:
+            group[i] = span[0]
+            extra.append(("name", (span[1] + m.start(1), span[1] + m.end(1)), span[0], None))
+    return [(kind, span, group.get(i), None) for i, (kind, span) in enumerate(units)] + extra
+
+
+def _special_alternatives(text: str, found: list[_Found]) -> list[_Found]:
+    """Alternatives the oracle-side parser cannot see whole: cab types and sizes ("a Premium or a
+    Van cab", "M or L") in place of what it read there, and two proper names ("at Cafe Lumiere or
+    at the Harbour Bistro") where it read nothing."""
+    for rx, word in ((_CAB_ALTERNATIVE, "{} cab"), (_SIZE_ALTERNATIVE, "size {}")):
+        for m in rx.finditer(text):
+            found = [x for x in found if not (x[1][0] < m.end() and m.start() < x[1][1])]
+            found += [("name" if rx is _CAB_ALTERNATIVE else "id", m.span(g), m.start(), word.format(m.group(g))) for g in (1, 2)]
+    for m in _PHRASE_ALTERNATIVE.finditer(text):
+        if m.start() > _clause_start(text, m.start()) and not any(x[1][0] < m.end() and m.start() < x[1][1] for x in found):
+            found += [("phrase", m.span(g), m.start(1), None) for g in (1, 2)]
+    return found
 
 
 def _negated(text: str, a: int, b: int, kind: str, gazetteer: Gazetteer | None) -> bool:
