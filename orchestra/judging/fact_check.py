@@ -256,8 +256,8 @@ _DONE = re.compile(
 )
 #: A report that something is not done: "I couldn't book the cab", "nothing posted yet".
 _NOT_DONE = re.compile(r"n['’]t\b|\bnot\b|\bunable\b|\bfailed\b|\bnothing\b|\bno\s+longer\b|\bcannot\b", re.I)
-#: A quoted passage of four words or more (a message as sent): quoting it restates its content.
-_PASSAGE = re.compile(r"(?:^|(?<=[\s(:]))['\"‘“](?:[^'\"‘’“”\n\s]+\s+){3,}[^\"‘’“”\n]*?['\"’”](?=$|[\s.,;:!?)])")  # as _QUOTE
+#: A quoted passage of four words or more (a message as sent), its inside in group 1.
+_QUOTE = re.compile(r"(?:^|(?<=[\s(:]))['\"‘“]((?:[^'\"‘’“”\n\s]+\s+){3,}[^\"‘’“”\n]*?)['\"’”](?=$|[\s.,;:!?)])")
 #: A capitalized word inside a sentence (a proper name), for names the oracle's text does not have.
 _PROPER = re.compile(r"(?<=[a-z0-9,;'’)]\s)([A-Z][a-z][\w'’-]*)")
 #: Words that carry no content, for the wording a confirmation shares with the oracle's report.
@@ -269,23 +269,24 @@ _FUNCTION_WORDS = set(
 
 
 def is_confirmation(agent: str, said: TextFacts, required: list[Fact], oracle: str, context: str, gazetteer: Gazetteer | None) -> bool:
-    """Is the agent's text a terse confirmation of the action: it says the action is done ("Done!",
-    "Sent.", "Roger knows"), says nothing is not done, and restates nothing of the oracle's report
-    but the people it acted for?
+    """Is the agent's text a terse confirmation of the action (docs/judges.md, "Terse
+    confirmations")? It says the action is done ("Done!", "Sent.", "Roger knows") and nothing is
+    not done, answers an oracle that asks the user nothing, and restates the oracle's report
+    with no hole in it.
 
-    Restating anything else — a time, a date, an amount, an id, a title, a place, a count, a
-    message as sent (a quoted passage), or the report's own wording (four words, two of them
-    content words, that the user's message does not have) — makes the text a report, and a
-    report must be whole: "Booked a cab to Andersonhaven Central Station" may not leave out that
-    it is the Default cab. A proper name that neither the oracle's text nor the user's messages
-    have makes it a report of something else.
+    A text that restates some details of a kind and not the others (one of two times, a
+    place but not the cab type), a message as sent (a quoted passage), or the report's own
+    wording (four words, two of them content words, that the user's messages do not have) is a
+    report, and a report must be whole: "Booked a cab to Andersonhaven Central Station" may not
+    leave out that it is the Default cab. A proper name that neither the oracle's text nor the
+    user's messages have makes it a report of something else.
     """
-    if "?" in oracle or not _DONE.search(agent) or _NOT_DONE.search(agent) or _PASSAGE.search(agent):
+    if "?" in oracle or not _DONE.search(agent) or _NOT_DONE.search(agent) or _QUOTE.search(agent):
         return False  # an oracle that asks the user something is answered by asking it, not by "Done"
     by_kind: dict[str, list[bool]] = {}
     for f in required:
         by_kind.setdefault(_detail_kind(f, gazetteer), []).append(covers(said, f))
-    if any(any(said_) and not all(said_) for kind, said_ in by_kind.items() if kind != "person"):
+    if any(any(covered) and not all(covered) for kind, covered in by_kind.items() if kind != "person"):
         return False  # it restates some of the times (titles, amounts, ...) and not all: a report with a hole
     allowed = normalize_text(oracle + "\n" + context)
     if any(normalize_text(w) not in allowed for w in _PROPER.findall(agent) if not w.isupper()):
@@ -362,8 +363,6 @@ def _is_person(fact: Fact, gazetteer: Gazetteer | None) -> bool:
 # Values the oracle's text does not have
 # ------------------------------------------------------------------------------------------------
 
-#: A quoted passage of four words or more, its inside in group 1.
-_QUOTE = re.compile(r"(?:^|(?<=[\s(:]))['\"‘“]((?:[^'\"‘’“”\n\s]+\s+){3,}[^\"‘’“”\n]*?)['\"’”](?=$|[\s.,;:!?)])")
 _PERCENT = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s?(?:%|per\s?cent\b)", re.I)
 _RANGE_SPLIT = re.compile(r"\s*(?:-|–|—|\bto\b|\buntil\b|\btill\b)\s*", re.I)
 #: First names that are ordinary words: never read as a person on their own.
