@@ -9,6 +9,10 @@ Rows:
   `orchestra-judge/FILE`): what ARE's LLM-judge pipeline makes of a judge model that is always
   right; then the same with `--no-judge-are-bool-bug` (the judge model's True/False kept verbatim).
   Every number is measured by judging each text with the judge's own per-tool judge.
+
+Then the adversarial review set (tests/data/judge_labels_review.yaml, written blind to the judge's
+rules), reported apart: strict's false accepts (wrong shapes) and false rejects (correct shapes)
+per shape, on the part the judge was tuned on and on the held-out part.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from orchestra.are.judges import build_judge  # noqa: E402
 from orchestra.judging.settings import JudgeConfig  # noqa: E402
-from support.judge_labelled_set import Agreement, agreement, judge_items, judge_script_for, labelled_set  # noqa: E402
+from support.judge_labelled_set import REVIEW_SHAPES, Agreement, LabelItem, agreement, judge_items, judge_script_for, labelled_set, review_items  # noqa: E402
 
 
 def row(a: Agreement, note: str = "") -> str:
@@ -73,7 +77,25 @@ def main() -> int:
     disagreements = [(i, v) for i, v in zip(items, strict) if (i.label == "correct") != v]
     for i, _ in disagreements:
         print(f"strict disagrees: {i.target.scenario_id}/{i.target.event_id}.{i.target.arg} [{i.kind}] label={i.label}: {i.text[:120]!r}")
+    review = review_items(targets)
+    review_table(review, judge_items(strict_judge, review))
     return 0
+
+
+def review_table(items: list[LabelItem], verdicts: list[bool]) -> None:
+    """strict's errors on the review set per shape and part (false accepts of wrong shapes, false rejects of correct ones)."""
+    print()
+    print(f"review set: {len(items)} texts; " + ", ".join(f"{p} {sum(i.source == p for i in items)}" for p in ("review-tune", "review-heldout")))
+    print()
+    print("| shape | label | error counted | tuned part | held-out part | both |")
+    print("|---|---|---|---|---|---|")
+    for shape, label in REVIEW_SHAPES.items():
+        cells = []
+        for parts in (("review-tune",), ("review-heldout",), ("review-tune", "review-heldout")):
+            mine = [(i, v) for i, v in zip(items, verdicts) if i.kind == shape and i.source in parts]
+            errors = sum(1 for i, v in mine if v != (i.label == "correct"))
+            cells.append(f"{errors}/{len(mine)}")
+        print(f"| {shape} | {label} | {'false accepts' if label == 'wrong' else 'false rejects'} | " + " | ".join(cells) + " |")
 
 
 if __name__ == "__main__":

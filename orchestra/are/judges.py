@@ -111,22 +111,27 @@ class StrictToolJudge:
         agent_args = agent_event.get_args()
         # the arguments ARE's soft judge would check: llm_checker args the oracle filled in
         selected = [a for a in self.free_text_args if bool(oracle_args.get(a))]
+        tasks = [str(t) for t in kwargs.get("tasks") or [] if str(t).strip()]
+        # an answer to the user answers the user's latest message (ARE passes the tasks up to this
+        # turn, "" for a turn that starts without one)
+        request = tasks[-1] if self.tool_name == SEND_TO_USER and tasks else None
         ok = True
         for arg in selected:
-            record = strict_text_verdict(oracle_args.get(arg), agent_args.get(arg), self.state.gazetteer, "\n".join(kwargs.get("tasks") or []))
+            record = strict_text_verdict(oracle_args.get(arg), agent_args.get(arg), self.state.gazetteer, "\n".join(tasks), request)
             self.state.record(oracle_event, agent_event, arg, record)
             ok = ok and bool(record["ok"])
         return ok
 
 
-def strict_text_verdict(oracle_value: Any, agent_value: Any, gazetteer: Gazetteer | None, context: str = "") -> dict[str, Any]:
-    """The strict check of one free-text argument: ARE's normalized-equality shortcut, then facts."""
+def strict_text_verdict(oracle_value: Any, agent_value: Any, gazetteer: Gazetteer | None, context: str = "", request: str | None = None) -> dict[str, Any]:
+    """The strict check of one free-text argument: ARE's normalized-equality shortcut, then facts
+    (`request`: for an answer to the user, the user's message of this turn; see `check_text`)."""
     import_are()
     from are.simulation.validation.utils.misc import normalize_arg
 
     if normalize_arg(agent_value) == normalize_arg(oracle_value):  # what ARE's soft judge does first
         return {"ok": True, "required": [], "missing": [], "note": "equal to the oracle's text (ARE's normalized equality)"}
-    return check_text(_as_text(oracle_value), _as_text(agent_value), gazetteer, context).as_dict()
+    return check_text(_as_text(oracle_value), _as_text(agent_value), gazetteer, context, request).as_dict()
 
 
 def free_text_registry() -> dict[str, list[str]]:

@@ -11,6 +11,13 @@
   tool judge for that tool (the hard argument checks of the scripted judge), ignoring timing and
   causality — those are what the binary verdict already enforces. Dividing by the larger count
   makes extra writes cost as much as missing ones, as the judge's count check does.
+
+  An answer to the user is matched only when it is not content-free (`answer_has_content`): ARE's
+  scripted judge never reads an answer's text, so without this a policy that only answers ("Done.")
+  would be paid for every oracle answer — 0.11-0.4 on the bundled scenarios, 0.8 on Search. An
+  answer counts when it carries a fact of the oracle's answer that the user's messages do not give
+  (what was found), or, when the oracle's answer gives nothing new (it confirms an action), when
+  some other oracle write was matched (it confirms work that was done).
 """
 
 from __future__ import annotations
@@ -18,7 +25,12 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from orchestra.judging.fact_check import covers
+from orchestra.judging.facts import read_text
+
 DENSE_CAP = 0.8
+#: ARE's tool name of the answer to the user.
+ANSWER_TOOL = "AgentUserInterface__send_message_to_user"
 
 
 def dense_credit(prepared: Any, event_log: list[Any]) -> float:
@@ -37,7 +49,8 @@ def dense_credit(prepared: Any, event_log: list[Any]) -> float:
 
     used: set[int] = set()
     matched = 0
-    for oracle in oracle_events:
+    answers = [e for e in oracle_events if e.tool_name == ANSWER_TOOL]
+    for oracle in [e for e in oracle_events if e.tool_name != ANSWER_TOOL] + answers:  # answers last: they may confirm the writes
         oracle = _resolve_from_oracle_run(oracle, oracle_returns)
         tool_judge = tool_judges.get(oracle.tool_name)
         if tool_judge is None:
@@ -47,6 +60,8 @@ def dense_credit(prepared: Any, event_log: list[Any]) -> float:
                 continue
             try:
                 ok = bool(tool_judge(agent, oracle, tolerance_list_str=tolerance))
+                if ok and oracle.tool_name == ANSWER_TOOL:
+                    ok = answer_has_content(prepared, oracle, agent, confirms_work=matched > 0)
             except Exception:  # a checker that cannot compare these values is a non-match
                 ok = False
             if ok:
@@ -54,6 +69,31 @@ def dense_credit(prepared: Any, event_log: list[Any]) -> float:
                 matched += 1
                 break
     return round(DENSE_CAP * matched / max(len(oracle_events), len(agent_events)), 6)
+
+
+def answer_has_content(prepared: Any, oracle: Any, agent: Any, *, confirms_work: bool) -> bool:
+    """Is the agent's answer more than content-free, for dense credit (see module docstring)?
+
+    It carries a fact of the oracle's answer that the user's messages up to that turn do not give;
+    or the oracle's answer gives nothing new and `confirms_work` (another oracle write was matched).
+    """
+    from orchestra.are.judges import judge_gazetteer
+    from orchestra.judging.fact_check import new_facts
+
+    judge = prepared.judge
+    turn = judge.state.oracle_event_id_to_turn_idx.get(oracle.event_id, len(judge.state.scenario_tasks))
+    context = "\n".join(str(t) for t in judge.state.scenario_tasks[: turn + 1])
+    news = new_facts(_content(oracle), context, judge_gazetteer(judge, prepared.scenario))
+    if not news:
+        return confirms_work
+    said = read_text(_content(agent))
+    return any(covers(said, f) for f in news)
+
+
+def _content(event: Any) -> str:
+    args = getattr(event.action, "resolved_args", None) or getattr(event.action, "args", None) or {}
+    value = args.get("content")
+    return "" if value is None else str(value)
 
 
 def _resolve_from_oracle_run(oracle: Any, oracle_returns: dict[str, Any]) -> Any:

@@ -184,6 +184,8 @@ _EU_AMOUNT = re.compile(
     r"(?<![\w.,])(\d{1,3}(?:[. ]\d{3})+,\d{2}|\d+,\d{2})\s?(?:€|eur\b|euros?\b)|(?:€|\beur)\s?(\d{1,3}(?:[. ]\d{3})+,\d{2}|\d+,\d{2})(?![\d,])",
     re.I,
 )
+#: A day of the month without a month, after a weekday or "the": "Friday the 18th", "Saturday 19th".
+_DAY_ONLY = re.compile(rf"(?:\b{_WEEKDAY_RE},?\s+(?:the\s+)?|\bthe\s+)(\d{{1,2}})(?:st|nd|rd|th)\b(?!\s+(?:of\s+)?{_MONTH_RE})", re.I)
 _DOT_DATE = re.compile(r"\b(\d{1,2})\.(\d{1,2})\.(\d{4}|\d{2})\b")  # "15.10.2024": day first
 
 
@@ -289,6 +291,8 @@ class Gazetteer:
     people: list[str] = field(default_factory=list)
     #: The scenario's year (weekdays of dates written without one).
     year: int | None = None
+    #: The user's own full name (a signature or a greeting naming the user names no one else).
+    user: str | None = None
 
     @classmethod
     def of(cls, names: Iterable[str]) -> Gazetteer:
@@ -531,6 +535,8 @@ class TextFacts:
     counts: list[tuple[Decimal, frozenset[str]]] = field(default_factory=list)
     standalone_weekdays: set[int] = field(default_factory=set)
     standalone_months: set[int] = field(default_factory=set)
+    #: days of the month said without a month: "Friday the 18th", "the 19th"
+    days: set[int] = field(default_factory=set)
 
 
 def read_text(text: str) -> TextFacts:
@@ -574,12 +580,14 @@ def read_text(text: str) -> TextFacts:
             months.add(mo)
             masked = masked.replace(m.group(0), " ")
     date_spans: list[tuple[int, int]] = []
-    for rx, mon_g, day_g in ((_DATE_MD, 2, 3), (_DATE_DM, 3, 2)):
+    for rx, mon_g, day_g in ((_DATE_DM, 3, 2), (_DATE_MD, 2, 3)):
         for m in rx.finditer(low):
             month = MONTHS.get(m.group(mon_g).lower().rstrip("."))
-            if month:
+            # "Wed 16 Oct 3-4 pm": the month of "16 Oct" is not also the month of an "Oct 3"
+            if month and not any(a < m.start(mon_g) < b for a, b in date_spans):
                 dates.add((month, int(m.group(day_g)), int(m.group(4)) if m.group(4) else None))
                 date_spans.append(m.span())
+    days = {int(m.group(1)) for m in _DAY_ONLY.finditer(low) if 1 <= int(m.group(1)) <= 31}
 
     def in_date(span: tuple[int, int]) -> bool:
         return any(a <= span[0] and span[1] <= b for a, b in date_spans)
@@ -654,4 +662,6 @@ def read_text(text: str) -> TextFacts:
     for date in dates:
         months.add(date[0])
     names_text = _EMAIL.sub(" ", _URL.sub(" ", low))  # "carter.dowd@..." does not name Carter Dowd
-    return TextFacts(normalize_text(names_text), numbers, dates, months, weekdays, times, ids, low.lower(), counts, standalone_weekdays, standalone_months)
+    return TextFacts(
+        normalize_text(names_text), numbers, dates, months, weekdays, times, ids, low.lower(), counts, standalone_weekdays, standalone_months, days
+    )

@@ -28,9 +28,15 @@ def universe_names(app_states: Iterable[Mapping[str, Any]], extra_texts: Iterabl
                 g.add(f"{first} {last}")
                 if not node.get("is_user") and first and last:
                     g.people.append(f"{first} {last}")
+                elif node.get("is_user") and first:
+                    g.user = f"{first} {last}".strip()
             for k, v in node.items():
                 if isinstance(v, str) and k in wanted and len(v) <= 80:
                     g.add(v)
+                elif k == "options" and isinstance(v, dict):  # a product variant's options: {"Color": "Navy"}
+                    for option in v.values():
+                        if isinstance(option, str) and len(option) <= 40:
+                            g.add(option)
                 elif isinstance(v, dict | list):
                     walk(v, depth + 1)
         elif isinstance(node, list):

@@ -15,8 +15,10 @@ Built from data, so a new scenario is covered by appending to `tests/data/judge_
 
 `judge_items(judge, items)` judges each text with a built ARE judge's own per-tool judge for that
 tool (the `MildToolJudge` of `llm`, the wrapped one of `strict`), the agent's call being the
-oracle's call with only that argument changed — the free-text part of the judge, in isolation.
-Used by tests/test_judge_labels.py and benchmarks/judge_agreement.py.
+oracle's call with only that argument changed — the free-text part of the judge, in isolation —
+and the user's messages up to that action's turn as ARE passes them (`tasks=`). Used by
+tests/judging/test_labels.py and benchmarks/judge_agreement.py. The review file
+(`review_items`, `tests/data/judge_labels_review.yaml`) is loaded apart, never into `labelled_set`.
 """
 
 from __future__ import annotations
@@ -37,6 +39,19 @@ from orchestra.scenario_files import resolve
 LABELS_FILE = Path(__file__).resolve().parents[1] / "data" / "judge_labels.yaml"
 #: Written after the strict checker was finished and never used to tune it (reported apart).
 HELDOUT_FILE = Path(__file__).resolve().parents[1] / "data" / "judge_labels_heldout.yaml"
+#: The adversarial review set (issue #28 finding 18): 255 texts written blind to the judge's rules,
+#: each with a shape (hedge, negation, extra_wrong, confirmation, confirmation_wrong, paraphrase).
+#: Reported apart from the two files above; split by scenario (`review_part`) into a part the judge
+#: was tuned on and a held-out part that was only measured.
+REVIEW_FILE = Path(__file__).resolve().parents[1] / "data" / "judge_labels_review.yaml"
+REVIEW_SHAPES = {
+    "hedge": "wrong",
+    "negation": "wrong",
+    "extra_wrong": "wrong",
+    "confirmation_wrong": "wrong",
+    "confirmation": "correct",
+    "paraphrase": "correct",
+}
 ANSWER_TOOL = "AgentUserInterface__send_message_to_user"
 UNHELPFUL = "I have no idea, sorry."
 CORRECT_KINDS = ("paraphrase", "politeness")
@@ -54,8 +69,10 @@ class FreeText:
     oracle_text: str
     oracle_args: dict[str, Any]
     event_time: float
-    task: str
+    task: str  # every user message of the scenario
     gazetteer: Gazetteer
+    #: the user's messages up to this action's turn, as ARE's judge passes them (`tasks=`)
+    tasks: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -93,6 +110,7 @@ def free_texts(sources: Iterable[str] = ("bundled",), registry: dict[str, list[s
         classes = {a.get("name"): a.get("class_name") or a.get("name") for a in raw.get("apps") or []}
         gazetteer = scenario_gazetteer(raw)
         task = "\n".join(user_tasks(raw))
+        turn_tasks = _tasks_by_event(raw)
         for event in raw.get("events") or []:
             action = event.get("action") or {}
             if event.get("class_name") != "OracleEvent" or not action:
@@ -104,7 +122,30 @@ def free_texts(sources: Iterable[str] = ("bundled",), registry: dict[str, list[s
             for arg in free:
                 value = args.get(arg)
                 if isinstance(value, str) and value.strip() and not value.strip().startswith("{{"):
-                    out.append(FreeText(sid, event["event_id"], tool, arg, value, args, start + float(event.get("event_relative_time") or 0), task, gazetteer))
+                    when = start + float(event.get("event_relative_time") or 0)
+                    out.append(FreeText(sid, event["event_id"], tool, arg, value, args, when, task, gazetteer, turn_tasks[event["event_id"]]))
+    return out
+
+
+def _tasks_by_event(raw: dict[str, Any]) -> dict[str, tuple[str, ...]]:
+    """Each event's user messages up to its turn: the user's `send_message_to_agent` events among
+    its ancestors (`dependencies`), in file order — ARE's `tasks[: turn + 1]`."""
+    events = {e["event_id"]: e for e in raw.get("events") or []}
+    order = {eid: i for i, eid in enumerate(events)}
+
+    def is_task(e: dict[str, Any]) -> bool:
+        return e.get("event_type") == "USER" and (e.get("action") or {}).get("function") == "send_message_to_agent"
+
+    out: dict[str, tuple[str, ...]] = {}
+    for eid in events:
+        seen, stack = set(), [eid]
+        while stack:
+            for dep in events.get(stack.pop(), {}).get("dependencies") or []:
+                if dep not in seen:
+                    seen.add(dep)
+                    stack.append(dep)
+        tasks = [events[d] for d in sorted(seen, key=order.__getitem__) if d in events and is_task(events[d])]
+        out[eid] = tuple(str(a.get("value")) for e in tasks for a in (e.get("action") or {}).get("args") or [] if a.get("name") == "content")
     return out
 
 
@@ -179,6 +220,44 @@ def hand_items(targets: list[FreeText], path: Path = LABELS_FILE, source: str = 
     return items
 
 
+def review_part(scenario_id: str, scenario_ids: list[str]) -> str:
+    """`"tune"` or `"heldout"`: the review file's scenarios in sorted order, alternately (fixed
+    before any judge change; whole scenarios, so a held-out text never shares its oracle text with
+    a tuned one)."""
+    return "tune" if sorted(set(scenario_ids)).index(scenario_id) % 2 == 0 else "heldout"
+
+
+def review_items(targets: list[FreeText], path: Path = REVIEW_FILE) -> list[LabelItem]:
+    """The review file's texts, `kind` = the text's shape, `source` = `review-tune`/`review-heldout`.
+
+    Each text is `{text, shape}`; the label follows from the list it is in (`correct:`/`wrong:`),
+    and a shape that contradicts it is a clear error.
+    """
+    entries = yaml.safe_load(path.read_text()) or []
+    index = {(t.scenario_id, t.event_id, t.arg): t for t in targets}
+    scenario_ids = [e.get("scenario") for e in entries]
+    items = []
+    for i, entry in enumerate(entries):
+        key = (entry.get("scenario"), entry.get("event"), entry.get("arg", "content"))
+        if key not in index:
+            raise ValueError(f"{path}: entry {i} names {key}, which is no free-text argument of a bundled scenario")
+        source = f"review-{review_part(entry['scenario'], scenario_ids)}"
+        for label in ("correct", "wrong"):
+            for j, obj in enumerate(entry.get(label) or []):
+                shape = obj.get("shape") if isinstance(obj, dict) else None
+                if not isinstance(obj, dict) or not isinstance(obj.get("text"), str) or REVIEW_SHAPES.get(shape) != label:
+                    raise ValueError(
+                        f"{path}: entry {i} {label}[{j}]: want {{text, shape}} with a {label} shape ({', '.join(k for k, v in REVIEW_SHAPES.items() if v == label)}), got {obj!r}"
+                    )
+                items.append(LabelItem(index[key], obj["text"], label, shape, source))
+    return items
+
+
+def review_set(sources: Iterable[str] = ("bundled",)) -> list[LabelItem]:
+    """The review file's items (both parts; `source` says which)."""
+    return review_items(free_texts(sources))
+
+
 def labelled_set(sources: Iterable[str] = ("bundled",)) -> tuple[list[FreeText], list[LabelItem]]:
     targets = free_texts(sources)
     return targets, hand_items(targets) + hand_items(targets, HELDOUT_FILE, "heldout") + generated_items(targets)
@@ -212,7 +291,7 @@ def judge_items(judge: Any, items: list[LabelItem]) -> list[bool]:
             strict.gazetteer = t.gazetteer
         oracle = _Event(t.event_id, t.tool, t.event_time, t.oracle_args)
         agent = _Event(f"agent-{t.event_id}", t.tool, t.event_time, {**t.oracle_args, t.arg: item.text})
-        verdict = tool_judges[t.tool](agent, oracle, tasks=[t.task], user_details=None, tolerance_list_str=[])
+        verdict = tool_judges[t.tool](agent, oracle, tasks=list(t.tasks or (t.task,)), user_details=None, tolerance_list_str=[])
         out.append(bool(verdict))
     return out
 
