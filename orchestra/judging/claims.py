@@ -22,7 +22,21 @@ import re
 from dataclasses import dataclass
 from functools import cached_property
 
-from orchestra.judging.facts import _DOT_DATE, _EU_AMOUNT, _SLASH_DATE, _SPOKEN_TIME, _TIME_DOT_MER, Fact, FactKind, Gazetteer, TextFacts, _extract, _spoken_times, normalize_text, read_text
+from orchestra.judging.facts import (
+    _DOT_DATE,
+    _EU_AMOUNT,
+    _SLASH_DATE,
+    _SPOKEN_TIME,
+    _TIME_DOT_MER,
+    Fact,
+    FactKind,
+    Gazetteer,
+    TextFacts,
+    _extract,
+    _spoken_times,
+    normalize_text,
+    read_text,
+)
 
 #: Where a clause ends, for the reach of a negation: sentence and clause punctuation, a dash
 #: between spaces, and the conjunctions that start a new claim ("not X but Y", "X, so Y").

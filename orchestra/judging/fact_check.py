@@ -15,7 +15,21 @@ from decimal import Decimal
 from typing import Any
 
 from orchestra.judging.claims import Claims, Mention, read_claims
-from orchestra.judging.facts import _EMAIL, _STOPWORDS, MONTH_NAMES, NUMBER_WORDS, WEEKDAY_NAMES, Fact, Gazetteer, TextFacts, _extract, _stem, extract_facts, normalize_text, read_text
+from orchestra.judging.facts import (
+    _EMAIL,
+    _STOPWORDS,
+    MONTH_NAMES,
+    NUMBER_WORDS,
+    WEEKDAY_NAMES,
+    Fact,
+    Gazetteer,
+    TextFacts,
+    _extract,
+    _stem,
+    extract_facts,
+    normalize_text,
+    read_text,
+)
 
 
 def _name_pattern(norm: str) -> str:
