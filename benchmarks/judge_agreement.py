@@ -1,4 +1,4 @@
-"""Judge agreement on the labelled set (tests/judge_labelled_set.py): the table in docs/judges.md.
+"""Judge agreement on the labelled set (tests/support/judge_labelled_set.py): the table in docs/judges.md.
 
     .venv/bin/python benchmarks/judge_agreement.py            # prints the markdown table
 

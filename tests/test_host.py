@@ -20,6 +20,7 @@ BUILTIN_ORDER = [
     "clock",
     "code_agent",
     "drivers",
+    "executors",
     "judges",
     "litellm_models",
     "notifications",

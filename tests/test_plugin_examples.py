@@ -67,6 +67,9 @@ def test_the_example_installs_is_discovered_and_runs_to_a_verdict(package: str, 
 
     for command in commands:
         argv = shlex.split(command)
+        while "=" in argv[0]:  # `VAR=value orchestra ...`
+            name, _, value = argv.pop(0).partition("=")
+            env[name] = value
         assert argv[0] == "orchestra"
         done = subprocess.run([str(BIN / "orchestra"), *argv[1:]], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=600)
         verdicts = re.findall(r"\s(PASS|FAIL|ERROR)\s", done.stdout)

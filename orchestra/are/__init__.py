@@ -10,7 +10,8 @@ importing ARE lazily (importing `orchestra` never imports ARE):
 * `environment`: the simulated clock (`SimClock`) and `DrivenEnvironment`, ARE's `Environment`
   stepped event by event instead of by its wall-clock thread;
 * `judge_pool`: ARE's scripted judge, built once and reused; `judges`: the scripted, llm and strict modes;
-* `ids`: id determinism (app seeds from sha256, `uuid4` record ids inside a rollout's calls into ARE);
+* `ids`: id determinism (app seeds from sha256, `uuid4` record ids inside a rollout's calls into ARE,
+  lists ARE builds from a `set` sorted);
 * `tools`: ARE's app tools as `ToolSpec`s; `agent_format`: ARE's default agent's prompt, parser and texts
   (and its app-agent prompt); `agent2agent`: ARE's `AppAgent` expert tool, task text and logged event;
 * `event_log`: ARE's event log in a canonical, hashable form; `reward`: rewards from ARE's scripted judge;
@@ -22,5 +23,6 @@ This package is the door, below everything that uses it: no module here imports 
 that itself imports `orchestra.are` (lazily or for type checking included).
 
 Nothing here patches ARE: what changes are attributes of objects orchestra owns (the environment's
-clock, each app's RNG seed), plus `uuid.uuid4` while a rollout's synchronous call into ARE runs.
+clock, each app's RNG seed), plus `uuid.uuid4` while a rollout's synchronous call into ARE runs, and
+the order of the lists ARE builds from a `set` in the values its tools return (`ids.sort_sets`).
 """

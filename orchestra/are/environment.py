@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # pragma: no cover - import for type checkers only
     from are.simulation.environment import Environment
     from are.simulation.types import CompletedEvent
-from orchestra.are.ids import stable_rng, uuid_scope
+from orchestra.are.ids import sort_sets, stable_rng, uuid_scope
 from orchestra.are.imports import import_are
 from orchestra.types import Notification
 
@@ -377,11 +377,15 @@ _snapshot_log_cls: type | None = None
 
 def make_snapshot_event_log() -> Any:
     """An ARE `EventLog` (ARE's class, so ARE reads it as usual) that also keeps `snapshot_event`
-    of every event as it is logged, keyed by the logged copy (`snapshots[id(copy)]`)."""
+    of every event as it is logged, keyed by the logged copy (`snapshots[id(copy)]`).
+
+    ARE logs an event inside the tool call, before returning its value, so this is also where the
+    lists ARE orders by the hash seed are sorted (`ids.sort_sets`): the agent, the snapshot and
+    every later reader then see one order, in every process."""
     global _snapshot_log_cls
     if _snapshot_log_cls is None:
         import_are()
-        from are.simulation.types import EventLog
+        from are.simulation.types import ConditionCheckAction, EventLog
 
         def __init__(self: Any) -> None:
             EventLog.__init__(self)
@@ -390,6 +394,8 @@ def make_snapshot_event_log() -> Any:
         def put(self: Any, event: Any) -> None:
             for ev in event if isinstance(event, list) else [event]:
                 logged = ev.copy()  # what ARE's EventLog.put stores
+                if logged.metadata is not None and not isinstance(logged.action, ConditionCheckAction):
+                    sort_sets(str(logged.tool_name), logged.metadata.return_value)  # before the caller gets it
                 self.snapshots[id(logged)] = snapshot_event(logged)
                 self.past_events.put(logged)
 

@@ -6,7 +6,8 @@ exception), each as it was when the event was logged (a later mutation of the sa
 not rewrite history). Only ARE's own random record ids are canonicalised — the `uuid4()` strings ARE puts in
 event ids and AUI message ids, which are fresh in every process. App-generated ids (emails,
 calendar events, conversations) come from the apps' seeded RNG (32 hex digits, no dashes) and are
-kept verbatim: if they drift, determinism is broken and the hash must say so.
+kept verbatim: if they drift, determinism is broken and the hash must say so. Lists that ARE
+fills from a `set` (conversation participants, calendar tags) are sorted: their order is the hash seed's.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from orchestra.are.ids import SET_VALUED_FIELDS, SET_VALUED_RETURNS, is_set_of_strings
+
 _UUID4 = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}")
 
 
@@ -24,6 +27,17 @@ def _serializable(value: Any) -> Any:
     from are.simulation.utils.serialization import make_serializable
 
     return make_serializable(value)
+
+
+def _set_order(key: Any, value: Any) -> Any:
+    """A list ARE fills from a `set` (`ids.SET_VALUED_FIELDS`, `ids.SET_VALUED_RETURNS`), sorted.
+
+    Sorted before its uuids become tokens, so that the numbering does not follow the hash seed
+    either. A rollout's own log has them sorted already (`ids.sort_sets`, when the event is
+    logged); this covers a log recorded without orchestra's event log (ARE's own environment:
+    `default_agent`).
+    """
+    return sorted(value) if key in SET_VALUED_FIELDS and is_set_of_strings(value) else value
 
 
 def canonical_events(events: list[Any], start_time: float, snapshot: Callable[[Any], dict[str, Any] | None] | None = None) -> list[dict[str, Any]]:
@@ -49,7 +63,7 @@ def canonical_events(events: list[Any], start_time: float, snapshot: Callable[[A
         if isinstance(value, list):
             return [canon_value(v) for v in value]
         if isinstance(value, dict):
-            return {canon(str(k)): canon_value(v) for k, v in value.items()}
+            return {canon(str(k)): canon_value(_set_order(k, v)) for k, v in value.items()}
         return value
 
     out = []
@@ -62,13 +76,15 @@ def canonical_events(events: list[Any], start_time: float, snapshot: Callable[[A
                 "return": _serializable(ev.metadata.return_value) if ev.metadata else None,
                 "exception": str(ev.metadata.exception) if ev.metadata and ev.metadata.exception else None,
             }
+        tool = "condition" if is_condition else ev.tool_name
+        returned = snap["return"]
         record = {
             "t": round(float(ev.event_time) - start_time, 6),
             "type": getattr(ev.event_type, "value", str(ev.event_type)),
             "id": canon(str(ev.event_id)),
-            "tool": "condition" if is_condition else ev.tool_name,
+            "tool": tool,
             "args": canon_value(snap["args"]),
-            "return": canon_value(snap["return"]),
+            "return": canon_value(sorted(returned) if tool in SET_VALUED_RETURNS and is_set_of_strings(returned) else returned),
             "exception": canon(snap["exception"]) if snap["exception"] else None,
         }
         out.append(record)

@@ -1,4 +1,4 @@
-"""Id determinism: ARE's app seeds and `uuid4` record ids, made independent of the process and its hash seed."""
+"""Id determinism: ARE's app seeds, `uuid4` record ids and id sets, made independent of the process and its hash seed."""
 
 from __future__ import annotations
 
@@ -9,7 +9,9 @@ import random
 import threading
 import uuid
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, TypeGuard
+
+from orchestra.are.imports import import_are
 
 
 def stable_app_seed(seed: int, app_name: str) -> int:
@@ -83,3 +85,68 @@ def stable_rng(*parts: object) -> random.Random:
     """A `random.Random` seeded from a sha256 of `parts` (never from `hash()`, which varies per process)."""
     digest = hashlib.sha256("\x1f".join(str(p) for p in parts).encode()).digest()
     return random.Random(int.from_bytes(digest[:8], "big"))
+
+
+# --------------------------------------------------------------------------------------------
+# Sets: lists ARE builds from a `set`, whose order is the process's hash seed's
+# --------------------------------------------------------------------------------------------
+
+#: Fields that ARE's messaging apps fill with `list(set(...))`: `ConversationV2.participant_ids`
+#: (`are/simulation/apps/messaging_v2.py:88`, in every `ConversationV2(...)`: the conversations
+#: `create_group_conversation` makes and the copies `list_recent_conversations` and
+#: `list_conversations_by_participant` return) and the legacy `Conversation.participants`
+#: (`messaging.py:77`). ARE reads them as sets (membership, set equality, `any`).
+SET_VALUED_FIELDS: frozenset[str] = frozenset({"participant_ids", "participants"})
+#: Tools (event names) whose return value is `list(<a set>)`: `CalendarApp.get_all_tags` (`calendar.py:372`).
+SET_VALUED_RETURNS: frozenset[str] = frozenset({"CalendarApp__get_all_tags"})
+
+_set_valued_classes: dict[type, str] | None = None
+
+
+def _set_valued_classes_of_are() -> dict[type, str]:
+    global _set_valued_classes
+    if _set_valued_classes is None:
+        import_are()
+        from are.simulation.apps.messaging import Conversation
+        from are.simulation.apps.messaging_v2 import ConversationV2
+
+        _set_valued_classes = {ConversationV2: "participant_ids", Conversation: "participants"}
+    return _set_valued_classes
+
+
+def is_set_of_strings(value: Any) -> TypeGuard[list[str]]:
+    """A list of strings (what a set-valued list is, once checked: sorting it is then safe)."""
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)
+
+
+def sort_sets(tool: str | None, value: Any) -> None:
+    """Sort, in place, what ARE built from a `set` in the value `tool` returned: the whole list
+    (`SET_VALUED_RETURNS`) or the set-valued fields (`SET_VALUED_FIELDS`) of the ARE objects in it
+    (an object, or lists, tuples and dict values holding them).
+
+    Their order is the process's string-hash order, so the same actions would show the agent a
+    different text (a code agent gets the objects themselves; a conversation's `repr` lists its
+    participants) and log a different event in every process. Sorted, they mean the same to ARE
+    (it reads them as sets) and are the same everywhere. In place because the value is what the
+    agent is about to get; the conversations are copies, or the app's own (in no order ARE relies on).
+    """
+    if tool in SET_VALUED_RETURNS and is_set_of_strings(value):
+        value.sort()
+        return
+    _sort_fields(value, _set_valued_classes_of_are(), 0)
+
+
+def _sort_fields(value: Any, classes: dict[type, str], depth: int) -> None:
+    if depth > 6:
+        return
+    attr = classes.get(type(value))
+    if attr is not None:
+        items = getattr(value, attr, None)
+        if is_set_of_strings(items):
+            items.sort()
+    elif isinstance(value, list | tuple):
+        for item in value:
+            _sort_fields(item, classes, depth + 1)
+    elif isinstance(value, dict):
+        for item in value.values():
+            _sort_fields(item, classes, depth + 1)

@@ -10,11 +10,18 @@
   `orchestra.judging.facts`. The wrapped judges sit inside ARE's matching loop, so count checks,
   causality, timing and the choice of which agent call matches which oracle call stay ARE's.
 
+Each pool builds its first judge (3-6 s: ARE compiles its checkers' prompt templates) and clones it
+for concurrent rollouts (`clone_judge`, ~1 ms), as the scripted judge's pool does: the clones share
+the per-tool judges and give each rollout its own state — the strict judge's `StrictState`, the LLM
+judge's engine (its usage is the rollout's).
+
 Every module-level name here is ARE-free at import; ARE is imported when a judge is built.
 """
 
 from __future__ import annotations
 
+import contextvars
+import copy
 import threading
 import weakref
 from collections.abc import Callable
@@ -22,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from orchestra.are.imports import import_are
-from orchestra.are.judge_pool import JudgePool, _no_llm_engine, build_scripted_judge, default_judge_pool
+from orchestra.are.judge_pool import _JUDGE_ATTRIBUTES, JudgePool, _no_llm_engine, build_scripted_judge, default_judge_pool
 from orchestra.judging.engine import JudgeEngine
 from orchestra.judging.fact_check import check_text
 from orchestra.judging.facts import Gazetteer
@@ -91,6 +98,10 @@ class StrictToolJudge:
         self.judge_type = "strict"
         self.free_text_args = free_text_args
         self.state = state
+
+    def for_state(self, state: StrictState) -> StrictToolJudge:
+        """The same check (ARE's judge inside is shared: it is only read) recording into `state`."""
+        return StrictToolJudge(self.inner, self.free_text_args, state)
 
     def __call__(self, agent_event: Any, oracle_event: Any, **kwargs: Any) -> bool | None:
         verdict = self.inner(agent_event, oracle_event, **kwargs)
@@ -205,7 +216,55 @@ def _strict_judge_class() -> type:
     return StrictGraphPerEventJudge
 
 
-_strict_cls: type | None = None
+#: The LLM judge's engine for the rollout being judged in this thread (`_llm_judge_class`).
+_active_engine: contextvars.ContextVar[Any] = contextvars.ContextVar("orchestra_judge_engine", default=None)
+
+
+class _EngineOfTheJudgeCall:
+    """The engine ARE's LLM judge and its checkers hold: it forwards each call to the engine of
+    the judge now judging (a context variable its `__call__` sets), so that clones that share the
+    checkers each count their own rollout's usage; outside a judge's call, to `default`'s."""
+
+    def __init__(self, default: JudgeEngine) -> None:
+        self.default = default
+
+    def __call__(self, messages: list[dict[str, Any]], **kwargs: Any) -> tuple[str, None]:
+        engine = _active_engine.get() or self.default
+        return engine(messages, **kwargs)
+
+    @property
+    def model_name(self) -> str:
+        return self.default.model_name
+
+
+def _llm_judge_class() -> type:
+    import_are()
+    from are.simulation.validation.judge import GraphPerEventJudge
+
+    class LLMGraphPerEventJudge(GraphPerEventJudge):
+        """ARE's `GraphPerEventJudge` (LLM checkers), whose calls go to its own engine (see
+        `_EngineOfTheJudgeCall`). ARE judges a turn only through `__call__` (`validate`,
+        `trigger_condition`), synchronously: every engine call of a verdict happens inside it."""
+
+        def __call__(self, env: Any) -> Any:
+            token = _active_engine.set(info(self).engine)
+            try:
+                return super().__call__(env)
+            finally:
+                _active_engine.reset(token)
+
+    return LLMGraphPerEventJudge
+
+
+_judge_classes: dict[str, type] = {}
+_judge_classes_lock = threading.Lock()
+
+
+def _judge_class(mode: str) -> type:
+    with _judge_classes_lock:
+        if mode not in _judge_classes:
+            _judge_classes[mode] = _strict_judge_class() if mode == "strict" else _llm_judge_class()
+        return _judge_classes[mode]
 
 
 def build_scripted(config: JudgeConfig) -> Any:
@@ -217,26 +276,18 @@ def build_scripted(config: JudgeConfig) -> Any:
 
 def build_strict(config: JudgeConfig) -> Any:
     """ARE's scripted judge with every free-text argument fact-checked (`orchestra.judging.facts`)."""
-    global _strict_cls
     import_are()
     from are.simulation.validation import ScriptedGraphPerEventJudgeConfig
 
-    if _strict_cls is None:
-        _strict_cls = _strict_judge_class()
     state = StrictState()
-    judge = _strict_cls(ScriptedGraphPerEventJudgeConfig(engine=_no_llm_engine), state)
+    judge = _judge_class("strict")(ScriptedGraphPerEventJudgeConfig(engine=_no_llm_engine), state)
     _INFO[judge] = JudgeInfo(config=config, strict=state)
     return judge
 
 
-def build_llm(config: JudgeConfig) -> Any:
-    """ARE's `GraphPerEventJudge` with its LLM checkers, as `are-benchmark run` builds it, on
-    orchestra's cached litellm engine (`orchestra.judging.engine.JudgeEngine`)."""
-    import_are()
-    from are.simulation.validation import GraphPerEventJudgeConfig, JudgeFactory
-
+def _judge_engine(config: JudgeConfig) -> JudgeEngine:
     assert config.model is not None  # JudgeConfig requires a model for mode llm
-    engine = JudgeEngine(
+    return JudgeEngine(
         config.model,
         endpoint=config.endpoint,
         api_key=config.api_key,
@@ -244,9 +295,56 @@ def build_llm(config: JudgeConfig) -> Any:
         max_tokens=config.max_tokens,
         are_bool_bug=config.are_bool_bug,
     )
-    judge = JudgeFactory()(GraphPerEventJudgeConfig(engine=engine))  # as are-benchmark run builds it
+
+
+def build_llm(config: JudgeConfig) -> Any:
+    """ARE's `GraphPerEventJudge` with its LLM checkers, as `are-benchmark run` builds it
+    (`JudgeFactory` maps `GraphPerEventJudgeConfig` to that class; here, to a subclass that only
+    routes the engine calls), on orchestra's cached litellm engine (`orchestra.judging.engine.JudgeEngine`)."""
+    import_are()
+    from are.simulation.validation import GraphPerEventJudgeConfig
+
+    engine = _judge_engine(config)
+    judge = _judge_class("llm")(GraphPerEventJudgeConfig(engine=_EngineOfTheJudgeCall(engine)))
     _INFO[judge] = JudgeInfo(config=config, engine=engine)
     return judge
+
+
+def clone_judge(judge: Any) -> Any | None:
+    """A second strict or LLM judge for a concurrent rollout, sharing `judge`'s per-tool judges,
+    or None when `judge` is not one this was checked against (the pool then builds one).
+
+    As `judge_pool.clone_scripted_judge`: ARE's per-tool judges are never written after their
+    constructor, and a rollout's writes go to `state` and `error_logs`, which the clone gets new.
+    What orchestra adds per rollout is new too: the strict judge's `StrictState` (its wrapped
+    per-tool judges are re-made around it: a dict of 89 entries, and the AGENT event judge that
+    holds it, copied), the LLM judge's engine (same settings and cache; its own usage).
+    """
+    import_are()
+    from are.simulation.types import EventType
+    from are.simulation.validation.judge_states import GraphPerEventJudgeState
+
+    details = _INFO.get(judge)
+    if details is None:
+        return None
+    clone: Any
+    kind, attributes = type(judge), set(vars(judge))
+    if details.strict is not None and kind is _judge_classes.get("strict") and attributes == _JUDGE_ATTRIBUTES | {"strict_state"}:
+        state = StrictState()
+        agent_judge = copy.copy(judge.event_judges[EventType.AGENT])
+        agent_judge.tool_judges = {name: t.for_state(state) if isinstance(t, StrictToolJudge) else t for name, t in agent_judge.tool_judges.items()}
+        clone = copy.copy(judge)
+        clone.strict_state = state
+        clone.event_judges = {**judge.event_judges, EventType.AGENT: agent_judge}
+        _INFO[clone] = JudgeInfo(config=details.config, strict=state)
+    elif details.engine is not None and kind is _judge_classes.get("llm") and attributes == _JUDGE_ATTRIBUTES:
+        clone = copy.copy(judge)
+        _INFO[clone] = JudgeInfo(config=details.config, engine=_judge_engine(details.config))
+    else:
+        return None
+    clone.state = GraphPerEventJudgeState()
+    clone.error_logs = []
+    return clone
 
 
 #: The built-in judges by mode (registered by the built-in `judges` plugin like any other).
@@ -282,8 +380,19 @@ def judge_pool_for(config: JudgeConfig, build: Callable[[JudgeConfig], Any] | No
     with _pools_lock:
         key = (config.pool_key(), id(build))
         if key not in _pools:
-            _pools[key] = JudgePool(make, mode=config.mode)
+            _pools[key] = new_judge_pool(config, make) if build in (build_strict, build_llm) else JudgePool(make, mode=config.mode)
         return _pools[key]
+
+
+def new_judge_pool(config: JudgeConfig, build: Callable[[], Any] | None = None) -> JudgePool:
+    """A new pool of the built-in judge of `config.mode`: built once, cloned for concurrent
+    rollouts (`clone_judge`; the scripted judge: `clone_scripted_judge`). `judge_pool_for` keeps
+    one per setting for the process; this one is the caller's (benchmarks, tests)."""
+    if config.mode == "scripted":
+        return JudgePool()
+    if config.mode not in BUILTIN_JUDGES:
+        raise ValueError(f"{config.mode!r} is not a built-in judge ({', '.join(BUILTIN_JUDGES)})")
+    return JudgePool(build or (lambda: BUILTIN_JUDGES[config.mode](config)), mode=config.mode, clone=clone_judge)
 
 
 def pool_mode(pool: JudgePool) -> str:

@@ -32,7 +32,7 @@ from orchestra.are.judge_pool import JudgePool
 from orchestra.host import Host
 from orchestra.record import RolloutRecord
 from orchestra.runs.executors import Batch, Executor
-from orchestra.runs.run_dir import RunDir
+from orchestra.runs.run_dir import RunDir, rollout_key
 from orchestra.runs.runner import execute_all
 from orchestra.scenario_files import ScenarioFile
 from orchestra.spec import RolloutSpec
@@ -64,7 +64,9 @@ class BatchRun:
         if run_dir is None:
             return cls(items, None, [], list(items))
         run_dir.open(items, runs=runs)
-        return cls(items, run_dir, list(run_dir.finished.values()), run_dir.remaining(items))
+        keys = {rollout_key(spec) for spec, _ in items}  # a folder may hold more than this batch (a smaller --limit)
+        earlier = [record for key, record in run_dir.finished.items() if key in keys]
+        return cls(items, run_dir, earlier, run_dir.remaining(items))
 
     @property
     def records(self) -> list[RolloutRecord]:

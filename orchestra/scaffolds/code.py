@@ -61,6 +61,9 @@ _BLOCK = re.compile(r"```(?:py|python)?[ \t]*\n(.*?)(?:\n[ \t]*```|\Z)", re.DOTA
 class CodeOptions(ScaffoldOptions):
     sandbox: str | None = Field(None, description="sandbox backend (registered by plugins): wasm (default) | bwrap; default $ORCHESTRA_SANDBOX or wasm")
     sandbox_limits: SandboxLimits = Field(default_factory=SandboxLimits)
+    sandbox_options: dict[str, Any] = Field(
+        default_factory=dict, description="the backend's own options (bwrap: allow_exec, pids_cgroup, host_uid, host_gid); docs/sandbox.md"
+    )
     fuel_per_second: float = Field(5e9, gt=0, description="wasm fuel units per simulated second")
     hints: bool = Field(False, description="ARE's CODE_AGENT_HINTS in the prompt (DEFAULT_ARE_SIMULATION_REACT_CODE_SYSTEM_PROMPT_WITH_HINTS)")
 
@@ -86,7 +89,9 @@ class CodeScaffold(ReactScaffold):
         super().start(agent)
         self.close()
         factory = agent.host.sandbox(self.backend)
-        config = SandboxConfig(backend=self.backend, limits=self.options.sandbox_limits, fuel_per_second=self.options.fuel_per_second)
+        config = SandboxConfig(
+            backend=self.backend, limits=self.options.sandbox_limits, fuel_per_second=self.options.fuel_per_second, options=self.options.sandbox_options
+        )
         self.sandbox = factory(self.tools, seed=int(getattr(agent.session.scenario, "seed", 0) or 0), config=config)
         self.cells = 0
 

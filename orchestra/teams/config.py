@@ -1,6 +1,6 @@
 """What a team is, as validated data: a main agent plus app-agents that replace ARE apps.
 
-A team file (`teams/*.yaml`, loaded by `orchestra.teams.loading`) is one `TeamConfig`. It is
+A team file (`orchestra/teams/shipped/*.yaml` or your own, loaded by `orchestra.teams.loading`) is one `TeamConfig`. It is
 plain, serialisable data, carried whole in a `RolloutSpec` (`RolloutSpec.team`), so a worker
 process can run it and a record says what ran.
 

@@ -11,8 +11,8 @@ from orchestra.hookspecs import hookimpl
 from orchestra.host import Host
 from orchestra.models import ModelConfig
 from orchestra.rollout import AgentConfig, Rollout, RolloutSpec
-from sandbox.conftest import BACKENDS, require_backend
 from support.helpers import scenario, write_script
+from support.sandboxes import BACKENDS, require_backend
 
 BLOCK = {"text": "Thought: t\nCode:\n```py\nkept = 41 + 1\nprint(kept)\n```<end_action>"}
 

@@ -235,7 +235,7 @@ def test_the_arguments_are_exactly_the_issues_table_plus_scaffold_team_noise():
 
 
 def test_a_scenario_that_fails_to_load_is_reported_with_its_reason(tmp_path, caplog):
-    good = next(p for p in __import__("helpers").STARTER if p.stem == "starter_time_deadline")
+    good = next(p for p in __import__("support.helpers", fromlist=["STARTER"]).STARTER if p.stem == "starter_time_deadline")
     (tmp_path / "a_unreadable.json").write_text("{oops")
     data = json.loads(good.read_text())
     data["apps"] = "not a list of apps"
@@ -286,8 +286,8 @@ def test_the_readme_shows_the_vf_eval_quick_start_and_exactly_the_argument_table
 
     from support.helpers import REPO
 
-    readme = (REPO / "README.md").read_text()
-    section = readme[readme.index("## RL: `are-gaia2`") :]
+    readme = (REPO / "docs" / "rl.md").read_text()
+    section = readme[readme.index("## verifiers") :]
     section = section[: section.index("\n## ", 1)]
     assert 'vf-eval are-gaia2 -m MODEL -b BASE_URL -n 5 -r 1 -a \'{"source": "bundled", "capability": "execution"}\'' in section
     rows = dict(re.findall(r"^\| `(\w+)` \| `?([^`|]+?)`? \|", section, flags=re.MULTILINE))

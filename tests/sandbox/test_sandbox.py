@@ -114,7 +114,7 @@ def test_a_cell_that_kills_the_interpreter_gets_a_fresh_one(backend):
 def test_stop_removes_the_scratch_directory(backend):
     sb = make(backend)
     run(sb, "open('notes.txt', 'w').write('hi')\nprint(open('notes.txt').read())")
-    scratch = sb._scratch
+    scratch = sb.scratch
     assert scratch is not None and scratch.exists()
     sb.stop()
     assert not scratch.exists() and not sb.running

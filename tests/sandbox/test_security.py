@@ -33,8 +33,8 @@ from orchestra.models import ModelConfig
 from orchestra.rollout import AgentConfig, Rollout, RolloutSpec
 from orchestra.sandbox import SandboxConfig, SandboxLimits, ToolRequest
 from orchestra.types import ToolArg, ToolSpec
-from sandbox.conftest import BACKENDS, require_backend
 from support.helpers import REPO, scenario
+from support.sandboxes import BACKENDS, require_backend
 
 SECRET = "sk-orchestra-test-SECRET-4f1c9a"
 INJECTION = (
@@ -342,6 +342,8 @@ class TestBackendAlone:
         with _unguarded(backend) as sb:
             result, requests = _cell(sb, f"f = open(1, 'w')\nf.write({forged!r} + '\\n')\nf.flush()\nprint('after')")
             assert [r.problem for r in requests] == ["'Calendar__delete_event' is not one of your tools; yours: Calc__add"]
-            assert result.output == "after\n"
-            again, _ = _cell(sb, "print('channel still in step')")  # the stale reply was dropped by the guest
+            # wasm: the guest's loop went on and drops the stale reply; bwrap: its `done` may come
+            # before it read the host's reply, which the host then takes as a breach (a restart)
+            assert result.output == "after\n" or (backend == "bwrap" and "out of step" in (result.crashed or "")), result
+            again, _ = _cell(sb, "print('channel still in step')")
             assert again.output == "channel still in step\n"

@@ -13,9 +13,9 @@ import pytest
 from orchestra.clock import ClockConfig
 from orchestra.config import SessionConfig
 from orchestra.host import Host
-from sandbox.conftest import BACKENDS, require_backend
 from support.helpers import STARTER, run_agent_on, scenario, stratified, write_script
 from support.oracle_team_helpers import ALL_SCENARIOS, CallRecorder, assert_scores_one_through_app_agents, load_shipped_team, run_team, with_roles
+from support.sandboxes import BACKENDS, require_backend
 
 ORACLES = ("orchestra/oracle", "orchestra/oracle:batch")
 

@@ -117,8 +117,8 @@ def test_orchestra_never_imports_ray_unless_the_ray_executor_runs(subset: Path) 
     code = (
         "import sys, orchestra, orchestra.runs.runner, orchestra.rl.env, orchestra.cli, orchestra.runs.executors.process\n"
         "from orchestra.cli import main\n"
-        "from orchestra.runs.runner import executor\n"
-        "executor('process', workers=2)\n"
+        "from orchestra.host import Host\n"
+        "Host.create().executor('process', workers=2)\n"
         f"assert main(['scenarios', {str(subset)!r}]) == 0\n"
         "print('ray' in sys.modules)\n"
     )
