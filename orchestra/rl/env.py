@@ -243,10 +243,8 @@ class Episode:
     #: Completions applied so far.
     turns: int = 0
     record: RolloutRecord | None = None
-    #: The hash of the world the episode started in (`orchestra.are.loading.initial_state_sha256`):
-    #: equal across the members of a group (`GaiaEnv.reset_group`), checked on each.
-    initial_state_sha256: str = ""
     _history: list[ModelResponse] = field(default_factory=list)
+    _initial_state: str | None = None
 
     @classmethod
     async def open(
@@ -263,16 +261,10 @@ class Episode:
         episodes on this event loop keep stepping meanwhile — and run it to the first request.
         `template`: start from a copy of a world loaded before (a group's)."""
 
-        def start() -> tuple[Rollout, str]:
-            rollout = Rollout.open(spec, host=host, judge_pool=judge_pool, file=file, template=template)
-            try:
-                return rollout, initial_state_sha256(rollout.session.scenario)
-            except BaseException:
-                rollout.close()
-                raise
-
-        rollout, state = await anyio.to_thread.run_sync(start, abandon_on_cancel=False)
-        episode = cls(rollout=rollout, max_turns=max_turns, initial_state_sha256=state)
+        rollout = await anyio.to_thread.run_sync(
+            lambda: Rollout.open(spec, host=host, judge_pool=judge_pool, file=file, template=template), abandon_on_cancel=False
+        )
+        episode = cls(rollout=rollout, max_turns=max_turns)
         try:
             episode.request = await rollout.next_request()
             if episode.request is None:
@@ -285,6 +277,16 @@ class Episode:
     @property
     def done(self) -> bool:
         return self.record is not None
+
+    @property
+    def initial_state_sha256(self) -> str:
+        """The hash of the world the episode starts from — every app's state when the policy gets its
+        first request (`orchestra.are.loading.initial_state_sha256`): equal across the members of a
+        group (`GaiaEnv.reset_group`), checked on each. Computed when first read, and at the latest
+        before the first completion is applied (so it is never of a later state)."""
+        if self._initial_state is None:
+            self._initial_state = initial_state_sha256(self.rollout.session.scenario)
+        return self._initial_state
 
     @property
     def observation(self) -> Observation | None:
@@ -322,6 +324,7 @@ class Episode:
         """Apply one `ModelResponse` (the step API's unit) and run to the next request."""
         if self.request is None:
             raise OrchestraError(f"{self.rollout.spec.scenario}: apply() after the episode ended")
+        _ = self.initial_state_sha256  # the start's hash, before the policy changes anything
         self.request = None
         self.turns += 1
         self._history.append(response)
