@@ -116,7 +116,9 @@ async def complete_openai(config: ModelConfig, request: ModelRequest) -> ModelRe
         except (_Transient, TimeoutError, httpx.TransportError) as exc:
             why = str(exc) if isinstance(exc, _Transient) else f"{type(exc).__name__}: {exc}"
             if attempt > config.max_retries:
-                raise ModelError(f"{config.model} at {endpoint}: gave up after {attempt} attempts: {why}", permanent=False) from exc
+                # the cause the agent is shown (as ARE's agent shows an exception) says what kind of failure it was
+                cause: BaseException = ConnectionError(f"Connection error: {exc}") if isinstance(exc, httpx.ConnectError) else exc
+                raise ModelError(f"{config.model} at {endpoint}: gave up after {attempt} attempts: {why}", permanent=False) from cause
             wait = config.backoff_seconds * (2 ** (attempt - 1))
             log.info("%s: attempt %d of %d failed (%s); retrying in %.1f s", config.model, attempt, config.max_retries + 1, why, wait)
             await anyio.sleep(wait)
