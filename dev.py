@@ -15,6 +15,10 @@ environment:
 * ``test`` and ``setup`` also build ``.venv-phoenix``: Arize Phoenix, the real trace backend of
   ``tests/integration/test_phoenix.py``, from ``requirements-phoenix-lock.txt``, in a venv of its
   own because its pins clash with ARE's (~5 s from PyPI with uv, ~1 s from uv's cache, ~620 MB).
+* ``test`` and ``setup`` also build ``.venv-trl``: TRL, transformers and torch's CPU build (from
+  ``/opt/wheels``), the trainer of ``tests/integration/test_trl_grpo.py``, from
+  ``requirements-trl-lock.txt``, in a venv of its own because its pins clash with ARE's (~1 min
+  from uv's cache, ~1.3 GB);
 * ``test`` and ``setup`` also install Debian's Chromium (``apt-get install chromium``, quietly,
   only when no Chromium is on the PATH, and only as root where apt-get exists): the real browser
   that ``tests/test_report.py`` renders ``orchestra report``'s page in (driven by playwright, which
@@ -48,6 +52,11 @@ ROOT = Path(__file__).resolve().parent
 VENV = Path(os.environ.get("ORCHESTRA_VENV", ROOT / ".venv"))
 CORE_LOCK = ROOT / "requirements-lock.txt"
 FULL_LOCK = ROOT / "requirements-full-lock.txt"
+#: TRL, transformers and torch (CPU): the trainer of the RL test (tests/integration/test_trl_grpo.py), in a venv of its own.
+TRAINER_VENV = Path(os.environ.get("ORCHESTRA_TRAINER_VENV", ROOT / ".venv-trl"))
+TRAINER_LOCK = ROOT / "requirements-trl-lock.txt"
+#: Where this machine class keeps the CPU build of torch (PyPI's torch for Linux is the CUDA build, GBs).
+TORCH_WHEELS = Path("/opt/wheels")
 #: Arize Phoenix (the trace backend of the tracing integration test), in a venv of its own.
 PHOENIX_VENV = Path(os.environ.get("ORCHESTRA_PHOENIX_VENV", ROOT / ".venv-phoenix"))
 PHOENIX_LOCK = ROOT / "requirements-phoenix-lock.txt"
@@ -151,6 +160,34 @@ def ensure_phoenix_env() -> None:
     stamp.write_text(digest + "\n")
 
 
+def ensure_trainer_env() -> bool:
+    """Create ``.venv-trl`` and sync it to ``requirements-trl-lock.txt`` (hash-checked), unless it already is.
+
+    The trainer's stack — TRL, transformers 5, torch's CPU build — in a venv of its own, because its
+    pins clash with ARE's; the test drives it as a separate process, which reaches orchestra only
+    through orchestra's command line. torch comes from ``/opt/wheels`` (the CPU build this machine
+    class keeps on disk). Returns whether the venv is ready (a machine without that wheel: no)."""
+    stamp = TRAINER_VENV / ".orchestra-lock-sha256"
+    digest = hashlib.sha256(TRAINER_LOCK.read_bytes() + INSTALL_FORMAT.encode()).hexdigest()
+    if stamp.exists() and stamp.read_text().split()[:1] == [digest] and _bin("python", TRAINER_VENV).exists():
+        return True
+    if not TORCH_WHEELS.is_dir():
+        print(f"note: no {TORCH_WHEELS} (torch's CPU build): the TRL test's trainer venv is not built here", file=sys.stderr)
+        return False
+    python = _bin("python", TRAINER_VENV)
+    if not python.exists():
+        print(f"creating virtual environment in {TRAINER_VENV}", flush=True)
+        venv.EnvBuilder(with_pip=False, clear=False).create(TRAINER_VENV)
+    stamp.unlink(missing_ok=True)
+    print("installing the trainer's stack (TRL, transformers, torch CPU) for the RL test", flush=True)
+    _run(
+        [_bin("uv"), "pip", "sync", "--python", python, "--require-hashes", "--find-links", TORCH_WHEELS, TRAINER_LOCK],
+        env={**os.environ, "VIRTUAL_ENV": str(TRAINER_VENV)},
+    )
+    stamp.write_text(digest + "\n")
+    return True
+
+
 #: Chromium's names on the PATH (Debian's package installs ``chromium``).
 CHROMIUM_NAMES = ("chromium", "chromium-browser")
 
@@ -182,6 +219,7 @@ def main(argv: list[str]) -> int:
     compile_own_packages()
     if job in ("test", "setup"):
         ensure_phoenix_env()
+        trainer = ensure_trainer_env()
         ensure_chromium()
     env = {**os.environ, **OFFLINE_ENV, "VIRTUAL_ENV": str(VENV)}
     env["PATH"] = f"{_bin('python').parent}{os.pathsep}{env.get('PATH', '')}"
@@ -204,6 +242,10 @@ def main(argv: list[str]) -> int:
         # ... and it built .venv-phoenix, so the Phoenix test must run too (its fixture starts the server).
         env.setdefault("ORCHESTRA_REQUIRE_PHOENIX", "1")
         env.setdefault("ORCHESTRA_PHOENIX_VENV", str(PHOENIX_VENV))
+        # ... and the trainer's venv, where this machine has torch's CPU build: the TRL test runs then, never skips.
+        if trainer:
+            env.setdefault("ORCHESTRA_REQUIRE_TRAINER", "1")
+            env.setdefault("ORCHESTRA_TRAINER_VENV", str(TRAINER_VENV))
         # Two workers (the machines have 2 cores); whole files per worker, so the local model
         # server and the session-scoped judge are started once per worker, not per test.
         cmd = [_bin("pytest"), *(extra or ["-q", "-n", "2", "--dist", "loadfile"])]

@@ -45,11 +45,13 @@ BUILTIN_PLUGINS: tuple[tuple[str, str], ...] = (
     ("litellm_models", "orchestra.plugins.litellm_models"),
     ("notifications", "orchestra.plugins.notifications"),
     ("offline_models", "orchestra.plugins.offline_models"),
+    ("openai_models", "orchestra.plugins.openai_models"),
     ("sandbox_bwrap", "orchestra.plugins.sandbox_bwrap"),
     ("sandbox_wasm", "orchestra.plugins.sandbox_wasm"),
     ("session_tools", "orchestra.plugins.session_tools"),
     ("subagents", "orchestra.plugins.subagents"),
     ("termination", "orchestra.plugins.termination"),
+    ("training", "orchestra.plugins.training"),
     # last: its wrappers are the outermost (a tool span includes the clock's charge)
     ("tracing", "orchestra.plugins.tracing"),
 )

@@ -96,6 +96,12 @@ class ModelConfig(BaseModel):
     backoff_seconds: float = Field(1.0, ge=0)
     timeout_seconds: float = Field(600.0, gt=0)
     extra: dict[str, Any] = Field(default_factory=dict, description="extra keyword arguments for litellm.acompletion")
+    tokenizer: str | None = Field(
+        None,
+        exclude_if=lambda v: v is None,
+        description="RL: a Hugging Face tokenizer folder of the model (tokenizer.json, chat template): a server that sends "
+        "no token ids gets its turns counted with it, marked `retokenized` (`orchestra.tokenization`)",
+    )
 
 
 class ModelSetupError(ValueError):
@@ -198,4 +204,5 @@ def _parse_response(raw: Any, request: ModelRequest, config: ModelConfig, attemp
     response.model = str(getattr(raw, "model", "") or config.model)
     response.cost_usd = cost
     response.attempts = attempts
+    response.client = "litellm"
     return response

@@ -20,6 +20,7 @@ from pydantic import BaseModel, Field, field_serializer
 from orchestra.models import mask_secrets
 from orchestra.session import Judgement, PartialLog
 from orchestra.spec import RolloutSpec
+from orchestra.training import TrainingTrace
 from orchestra.trajectory import Trajectory
 from orchestra.types import AgentLedger, Delegation
 
@@ -91,6 +92,9 @@ class RolloutRecord(BaseModel):
     #: Everything every agent was asked, answered and did (`orchestra.trajectory`; docs/trajectories.md).
     #: Kept in `DIR/rollouts/NAME.json`, left out of `results.jsonl` (`RolloutRecord.compact()`).
     trajectory: Trajectory | None = None
+    #: The trainable agents' model calls in token ids, for a trainer (`orchestra.training`); None when
+    #: no call carried token ids (a hosted model, the oracle). Kept in its own file by a run folder.
+    training: TrainingTrace | None = None
 
     @field_serializer("spec")
     def _spec_without_secrets(self, spec: RolloutSpec | None) -> dict[str, Any] | None:
@@ -108,8 +112,8 @@ class RolloutRecord(BaseModel):
         return "PASS" if self.result.success else "FAIL"
 
     def compact(self) -> dict[str, Any]:
-        """The record as JSON data without its trajectory (a line of `results.jsonl`)."""
-        return self.model_dump(mode="json", exclude={"trajectory"})
+        """The record as JSON data without its trajectory and training trace (a line of `results.jsonl`)."""
+        return self.model_dump(mode="json", exclude={"trajectory", "training"})
 
     @property
     def agents(self) -> list[AgentLedger]:

@@ -31,6 +31,7 @@ import anyio
 from orchestra.agent import AgentContext, AgentStepper, make_agent, run_agent
 from orchestra.are import agent2agent as a2a
 from orchestra.are.judge_pool import JudgePool
+from orchestra.are.loading import ScenarioTemplate
 from orchestra.errors import OrchestraError
 from orchestra.host import ATTRIBUTION_PREFIX, BUILTIN_PLUGINS, Host, PluginError
 from orchestra.models import ModelError
@@ -39,6 +40,7 @@ from orchestra.scenario_files import ScenarioFile
 from orchestra.session import PartialLog, Session
 from orchestra.spec import AgentConfig, OracleConfig, RolloutSpec
 from orchestra.teams.config import TeamConfig
+from orchestra.training import TrainingRecorder, TrainingTrace
 from orchestra.trajectory import Trajectory, TrajectoryRecorder
 from orchestra.types import AgentLedger, Delegation, ModelRequest, ModelResponse
 
@@ -61,8 +63,18 @@ ORACLE = "oracle"
 class Rollout:
     """One rollout of one spec. `Rollout.open(spec)` starts it; `execute(spec)` runs it through the hooks."""
 
-    def __init__(self, spec: RolloutSpec, *, host: Host | None = None, judge_pool: JudgePool | None = None, file: ScenarioFile | None = None) -> None:
+    def __init__(
+        self,
+        spec: RolloutSpec,
+        *,
+        host: Host | None = None,
+        judge_pool: JudgePool | None = None,
+        file: ScenarioFile | None = None,
+        template: ScenarioTemplate | None = None,
+    ) -> None:
         self.spec = spec
+        #: The world loaded before that this rollout starts from a copy of (a group's), if any.
+        self.template = template
         self.host = host or Host.create()
         self.file = file or ScenarioFile(spec.scenario)
         self.judge_pool = judge_pool
@@ -75,6 +87,8 @@ class Rollout:
         self.delegations: list[Delegation] = []
         #: What every agent was asked, answered and did; built into the record's `trajectory`.
         self.trajectory = TrajectoryRecorder()
+        #: The trainable agents' model calls in token ids (the `training` plugin records them); the record's `training`.
+        self.training = TrainingRecorder()
         #: The main agent (None for the oracle policy), made when the rollout starts.
         self.main: AgentContext | None = None
         self._session: Session | None = None
@@ -91,11 +105,20 @@ class Rollout:
 
     # ------------------------------------------------------------------ opening and closing
     @classmethod
-    def open(cls, spec: RolloutSpec, *, host: Host | None = None, judge_pool: JudgePool | None = None, file: ScenarioFile | None = None) -> Rollout:
+    def open(
+        cls,
+        spec: RolloutSpec,
+        *,
+        host: Host | None = None,
+        judge_pool: JudgePool | None = None,
+        file: ScenarioFile | None = None,
+        template: ScenarioTemplate | None = None,
+    ) -> Rollout:
         """A started rollout (scenario loaded and preprocessed, environment running, main agent
         made); use it as a context manager, or `close()` it. Raises `OrchestraError` (a bad
-        scenario, an unknown scaffold or judge) — nothing has run then."""
-        rollout = cls(spec, host=host, judge_pool=judge_pool, file=file)
+        scenario, an unknown scaffold or judge) — nothing has run then. `template`: start from a
+        copy of a world loaded before (`Session.load_template`; the members of a group)."""
+        rollout = cls(spec, host=host, judge_pool=judge_pool, file=file, template=template)
         try:
             rollout.start()
         except BaseException:
@@ -109,7 +132,7 @@ class Rollout:
             return
         check_spec(self.spec, self.host)  # a typo'd scaffold or judge fails here, before the scenario loads
         pool = self.judge_pool or self.host.judge_pool(self.spec.session.judge)
-        self._session = Session.start(self.file, self.spec.session, judge_pool=pool, run_index=self.spec.sample_index)
+        self._session = Session.start(self.file, self.spec.session, judge_pool=pool, run_index=self.spec.noise_run, template=self.template)
         self.trajectory.set_start_time(self._session.now - self._session.elapsed)
         main = self._policy.main_agent
         if main is not None:
@@ -326,7 +349,29 @@ class Rollout:
                 trajectory=self._trajectory(judgement.event_log, stop_reason or judgement.stop_reason),
                 **common,
             )
+            if not self.training.empty:
+                self._record.training = self._training_trace(self._record, session)
         return self._record
+
+    def _training_trace(self, record: RolloutRecord, session: Session) -> TrainingTrace:
+        """The episode for a trainer: the trainable agents' turns, the reward and the judge's word."""
+        result = record.result
+        credit = None
+        if result is not None and record.error is None:
+            credit = 1.0 if result.success else (result.reward if result.reward_mode == "dense" else session.partial_credit())
+        return TrainingTrace(
+            scenario_id=record.scenario_id,
+            sample_index=self.spec.sample_index,
+            seed=self.spec.seed,
+            reward=result.reward if result is not None and record.error is None else None,
+            success=result.success if result is not None and record.error is None else None,
+            partial_credit=credit,
+            rationale=result.rationale if result is not None else None,
+            event_log_sha256=result.event_log_sha256 if result is not None else None,
+            stop_reason=result.stop_reason if result is not None else None,
+            sim_seconds=result.sim_seconds if result is not None else 0.0,
+            agents=self.training.agents(),
+        )
 
     def _trajectory(self, event_log: list[dict[str, Any]], stop_reason: str | None) -> Trajectory:
         return self.trajectory.build(

@@ -128,12 +128,15 @@ class Session:
         *,
         judge_pool: JudgePool | None = None,
         run_index: int = 0,
+        template: loading.ScenarioTemplate | None = None,
     ) -> Session:
         """Load, preprocess (oracle run, judge, turns) and start a scenario; `close()` it when done.
 
         The explicit form of `Session.open(...)`, for a session driven step by step from outside
         (a trainer's environment keeps it open across calls). `run_index` (a spec's
-        `sample_index`) seeds the noise's tool failures, with the scenario and the calling agent."""
+        `sample_index`) seeds the noise's tool failures, with the scenario and the calling agent.
+        `template` (`load_template`, the same file and settings): start from a copy of a world
+        loaded before — the members of a GRPO group, a file run again — instead of loading it."""
         config = config or SessionConfig()
         file = scenario if isinstance(scenario, ScenarioFile) else ScenarioFile(scenario)
         if judge_pool is None:
@@ -149,8 +152,21 @@ class Session:
         try:
             # Loading and preprocessing mint ids too (ARE's uuid4 defaults): same file, same ids.
             with ids.uuid_scope(ids.stable_rng("uuid", "load", hashlib.sha256(file.text.encode()).hexdigest())):
-                sc = loading.parse_scenario_json(file.text, file.path)
-                prepared = loading.prepare_for_rollout(sc, judge, source=str(file.path), duration=config.duration, noise=config.noise)
+                key = loading.template_key(file.text, config.duration, config.noise)
+                if template is not None and template.key != key:
+                    raise SessionError(f"{file.path}: the template was loaded from another file or with other settings (duration, noise)")
+                cache = loading.process_templates()
+                prepared = None
+                if template is None:
+                    with cache.loading(key):  # the same file started together: one loads, the others start from its template
+                        template = cache.get(key)
+                        if template is None:
+                            sc = loading.parse_scenario_json(file.text, file.path)
+                            prepared = loading.prepare_for_rollout(sc, judge, source=str(file.path), duration=config.duration, noise=config.noise)
+                            cache.put(loading.template_of(prepared, file.text, duration=config.duration, noise=config.noise))
+                if prepared is None:
+                    assert template is not None
+                    prepared = loading.instantiate(template, judge, source=str(file.path))
             session = cls(prepared, config, run_index=run_index)
         except BaseException:
             acquired.__exit__(None, None, None)
@@ -158,9 +174,19 @@ class Session:
         session._judge_release = acquired
         return session
 
+    @staticmethod
+    def load_template(scenario: str | Path | ScenarioFile, config: SessionConfig | None = None) -> loading.ScenarioTemplate:
+        """Load a scenario once (parse, initialize, oracle run) for many sessions to start from
+        (`start(..., template=)`): what a cold start does but attach a judge."""
+        config = config or SessionConfig()
+        file = scenario if isinstance(scenario, ScenarioFile) else ScenarioFile(scenario)
+        with ids.uuid_scope(ids.stable_rng("uuid", "load", hashlib.sha256(file.text.encode()).hexdigest())):
+            return loading.load_template(file.text, str(file.path), duration=config.duration, noise=config.noise)
+
     def close(self) -> None:
         """Stop the environment and give the judge back to its pool. Idempotent."""
         self.env.stop()
+        loading.discard_pending_trees(self.scenario)
         release, self._judge_release = self._judge_release, None
         if release is not None:
             release.__exit__(None, None, None)
@@ -427,6 +453,11 @@ class Session:
             noise=self.noise_report(),
         )
         return self._result
+
+    def partial_credit(self) -> float:
+        """The dense partial credit of the rollout as it stands (`orchestra.are.reward`), in [0, 0.8]:
+        what `dense` rewards a failure with. Read after `finish` (the judge's state holds the turns)."""
+        return dense_credit(self.prepared, self.env.event_log())
 
     def noise_report(self) -> are_noise.NoiseReport | None:
         """Which noise runs in this rollout and what fired so far; None when it runs clean."""

@@ -45,6 +45,13 @@ class RolloutSpec(BaseModel):
         None, description="sampling seed: sent to every agent's model (a team's app-agents too) as `seed + sample_index` (OpenAI-style `seed`) when set"
     )
     sample_index: int = Field(0, ge=0, description="which sample of this scenario (several rollouts of one spec)")
+    noise_index: int | None = Field(
+        None,
+        ge=0,
+        exclude_if=lambda v: v is None,
+        description="which draw of the noise's tool failures (default: `sample_index`); the members of a GRPO group share one "
+        "so they meet the same noise while sampling differently",
+    )
     are_model_failures: bool = Field(
         False,
         description="ARE's behaviour for parity runs: a rollout whose main agent's model calls all failed is judged like any "
@@ -74,6 +81,11 @@ class RolloutSpec(BaseModel):
             return f"{self.agent.scaffold}:{self.agent.model.model}"
         assert self.oracle is not None
         return "oracle" + (f":{self.oracle.perturbation}" if self.oracle.perturbation else "")
+
+    @property
+    def noise_run(self) -> int:
+        """The run index the noise's tool failures are drawn for."""
+        return self.sample_index if self.noise_index is None else self.noise_index
 
     def seeded(self) -> RolloutSpec:
         """This spec with its sampling seed (`seed + sample_index`) in every agent's model, the

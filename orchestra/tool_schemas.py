@@ -372,7 +372,26 @@ def openai_tool(spec: ToolSpec) -> JsonSchema:
 
     Not `strict: true`: OpenAI's strict mode would demand every property in `required`, which is
     exactly the mistake of ARE's `to_open_ai()` (optional arguments would lose their defaults).
+
+    Built once per tool (a schema costs about half a millisecond, and every rollout of a scenario
+    offers the same tools): kept by the tool's name, description and arguments; the same dict is
+    handed to every request, so no caller may change it.
     """
+    key = (spec.name, spec.description, tuple((a.name, a.type_text, a.description, a.required, repr(a.default)) for a in spec.args))
+    cached = _SCHEMAS.get(key)
+    if cached is None:
+        if len(_SCHEMAS) >= _SCHEMAS_MAX:
+            _SCHEMAS.clear()
+        cached = _SCHEMAS[key] = _openai_tool(spec)
+    return cached
+
+
+#: `openai_tool`'s schemas by tool (bounded: cleared when full).
+_SCHEMAS: dict[tuple[Any, ...], JsonSchema] = {}
+_SCHEMAS_MAX = 8192
+
+
+def _openai_tool(spec: ToolSpec) -> JsonSchema:
     return {
         "type": "function",
         "function": {

@@ -112,6 +112,9 @@ class ModelOutput(BaseModel):
     rejected: str | None = None
     #: Produced by the scaffold, not the model (ARE's forced-retry output): not charged, no tokens.
     forced: bool = False
+    #: The client that called the model: `openai` (straight to an OpenAI-compatible server), `litellm`,
+    #: or "" (no client: a trainer's completion applied through the step API, a forced output).
+    client: str = ""
 
 
 class ToolCallEntry(BaseModel):
@@ -292,6 +295,7 @@ def _output(response: ModelResponse, *, rejected: str | None = None) -> ModelOut
         attempts=response.attempts,
         rejected=rejected,
         forced=forced,
+        client=response.client,
     )
 
 

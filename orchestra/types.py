@@ -36,12 +36,13 @@ class ToolCall:
     #: False for a call refused before it was made (e.g. a second call where one is allowed);
     #: ARE logs a call before running it, so a logged call that fails still counts for termination.
     logged: bool = True
-    #: The arguments exactly as the model wrote them when they could not be parsed (`error` says
-    #: why): the history shows the model its own text, never a rewritten `{}`.
+    #: The arguments exactly as the model wrote them (a JSON text, parseable or not: `error` says
+    #: why not): the history shows the model its own text byte for byte, never a re-serialized or
+    #: rewritten `{}` — what a trainer needs for the next prompt to extend this completion.
     raw_arguments: str | None = None
 
     def arguments_text(self) -> str:
-        """The arguments as the history shows them: the model's own text when unparseable, else JSON."""
+        """The arguments as the history shows them: the model's own text when it wrote one, else JSON."""
         return self.raw_arguments if self.raw_arguments is not None else json.dumps(self.arguments)
 
 
@@ -58,6 +59,20 @@ class ModelRequest:
     max_tokens: int | None = None
 
 
+@dataclass(frozen=True)
+class Tokens:
+    """One model call in token ids, as a trainer needs it: the prompt the model saw, the completion
+    it sampled, and the logprob of each sampled token — exactly as the server sent them."""
+
+    prompt_ids: tuple[int, ...]
+    completion_ids: tuple[int, ...]
+    #: One per completion token, when the server sent them.
+    logprobs: tuple[float, ...] | None = None
+    #: True when the server sent no ids and orchestra tokenized the turn with the model's own
+    #: tokenizer (`orchestra.tokenization`): the prompt as the chat template renders it, not as sampled.
+    retokenized: bool = False
+
+
 @dataclass
 class ModelResponse:
     text: str | None
@@ -68,6 +83,14 @@ class ModelResponse:
     cost_usd: float = 0.0
     #: Attempts it took (transient failures are retried; only the final answer is charged).
     attempts: int = 1
+    #: The model's reasoning text, when the server sends it apart (`reasoning_content`); kept in the
+    #: history as the model wrote it.
+    reasoning: str | None = None
+    #: The call in token ids, when the server sent them (or they were counted with the model's tokenizer).
+    tokens: Tokens | None = None
+    #: Which client made the call: `openai` (straight to an OpenAI-compatible server,
+    #: `orchestra.openai_client`), `litellm`, or "" (none: a trainer's completion, an offline model).
+    client: str = ""
 
 
 # ---------------------------------------------------------------------------------------- tools

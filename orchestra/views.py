@@ -22,6 +22,7 @@ if TYPE_CHECKING:  # pragma: no cover - types only
     from orchestra.session import Session
     from orchestra.spec import RolloutSpec
     from orchestra.teams.config import TeamConfig
+    from orchestra.training import TrainingRecorder
     from orchestra.trajectory import TrajectoryRecorder
 
 
@@ -100,6 +101,11 @@ class RolloutView(Protocol):
     @property
     def trajectory(self) -> TrajectoryRecorder:
         """What every agent was asked, answered and did (the agent loop records into it)."""
+        ...
+
+    @property
+    def training(self) -> TrainingRecorder:
+        """The trainable agents' model calls in token ids (the `training` plugin records into it)."""
         ...
 
     def register_agent(self, ledger: AgentLedger) -> None: ...

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from orchestra.litellm_setup import import_litellm
-from orchestra.types import ModelRequest, ModelResponse, ToolCall, Usage
+from orchestra.types import ModelRequest, ModelResponse, Tokens, ToolCall, Usage
 
 
 def parse_tool_call(name: str, args_raw: Any, call_id: str) -> ToolCall:
@@ -31,7 +31,7 @@ def parse_tool_call(name: str, args_raw: Any, call_id: str) -> ToolCall:
         return ToolCall(name=name, id=call_id, error=f"arguments are not valid JSON ({reason}): {raw[:200]!r}", raw_arguments=raw)
     if not isinstance(args, dict):
         return ToolCall(name=name, id=call_id, error=f"arguments must be a JSON object, got {type(args).__name__}", raw_arguments=str(args_raw))
-    return ToolCall(name=name, arguments=args, id=call_id)
+    return ToolCall(name=name, arguments=args, id=call_id, raw_arguments=args_raw if isinstance(args_raw, str) else None)
 
 
 def response_from_completion(
@@ -57,10 +57,12 @@ def response_from_completion(
         raise TypeError(f"a completion is an assistant message or a chat completion (content / tool_calls / choices), got {type(completion).__name__}")
     data = _as_dict(completion)
     finish_reason = None
+    tokens = None
     if "choices" in data:
         usage = usage if usage is not None else data.get("usage")
         choice = _as_dict(data["choices"][0])
         finish_reason = choice.get("finish_reason")
+        tokens = tokens_from_completion(data, choice)
         data = _as_dict(choice.get("message") or {})
     if not {"content", "tool_calls"} & set(data):
         raise TypeError(f"a completion is an assistant message or a chat completion (content / tool_calls / choices), got one with keys {sorted(data)}")
@@ -76,9 +78,42 @@ def response_from_completion(
             tc = _as_dict(raw)
             fn = _as_dict(tc.get("function") or tc)  # OpenAI's nesting, or verifiers' flat {id, name, arguments}
             calls.append(parse_tool_call(str(fn.get("name") or ""), fn.get("arguments"), str(tc.get("id") or missing_id(i))))
+    if tokens is not None:  # the clock is charged from the same tokens the trainer trains on
+        counted = Usage(len(tokens.prompt_ids), len(tokens.completion_ids), _reasoning_tokens(usage))
+    else:
+        counted = _usage(usage, request, text, calls)
+    reasoning = data.get("reasoning_content")
     return ModelResponse(
-        text=text, tool_calls=calls, usage=_usage(usage, request, text, calls), model=str(data.get("model") or ""), finish_reason=finish_reason
+        text=text,
+        tool_calls=calls,
+        usage=counted,
+        model=str(data.get("model") or ""),
+        finish_reason=finish_reason,
+        reasoning=reasoning if isinstance(reasoning, str) else None,
+        tokens=tokens,
     )
+
+
+def tokens_from_completion(completion: Mapping[str, Any], choice: Mapping[str, Any]) -> Tokens | None:
+    """The token ids a server sent with a chat completion, in the shapes servers send them, or None.
+
+    * vLLM (`return_token_ids: true`): `prompt_token_ids` on the completion, `token_ids` on the choice;
+    * token ids spelled in the logprobs (vLLM's `return_tokens_as_token_ids: true`: each
+      `logprobs.content[i].token` is `"token_id:123"`), with the prompt's ids from either place;
+    * logprobs (`logprobs: true`): `logprobs.content[i].logprob`, one per completion token.
+    Without both the prompt's and the completion's ids, None (a turn is never half-recorded)."""
+    prompt = completion.get("prompt_token_ids") or choice.get("prompt_token_ids")
+    ids = choice.get("token_ids")
+    content = _as_dict(choice.get("logprobs") or {}).get("content") or []
+    entries = [_as_dict(c) for c in content]
+    logprobs = tuple(float(e["logprob"]) for e in entries) if entries and all("logprob" in e for e in entries) else None
+    if ids is None and entries and all(str(e.get("token", "")).startswith("token_id:") for e in entries):
+        ids = [int(str(e["token"]).removeprefix("token_id:")) for e in entries]
+    if prompt is None or ids is None:
+        return None
+    if logprobs is not None and len(logprobs) != len(ids):
+        logprobs = None  # a server that sent logprobs for another token count: not this sample's
+    return Tokens(prompt_ids=tuple(int(i) for i in prompt), completion_ids=tuple(int(i) for i in ids), logprobs=logprobs)
 
 
 #: The fields of the wire format read from an object that is not a mapping (an SDK's or litellm's response).
@@ -99,6 +134,12 @@ _FIELDS = (
     "completion_tokens",
     "reasoning_tokens",
     "completion_tokens_details",
+    "prompt_token_ids",
+    "token_ids",
+    "logprobs",
+    "token",
+    "logprob",
+    "reasoning_content",
 )
 
 
@@ -110,6 +151,15 @@ def _as_dict(value: Any) -> dict[str, Any]:
     if not found and hasattr(value, "model_dump"):
         return dict(value.model_dump())
     return found
+
+
+def _reasoning_tokens(usage: Mapping[str, Any] | Usage | Any) -> int:
+    if usage is None:
+        return 0
+    if isinstance(usage, Usage):
+        return usage.reasoning_tokens
+    u = _as_dict(usage)
+    return int(u.get("reasoning_tokens") or _as_dict(u.get("completion_tokens_details") or {}).get("reasoning_tokens") or 0)
 
 
 def _usage(usage: Mapping[str, Any] | Usage | Any, request: ModelRequest, text: str | None, calls: list[ToolCall]) -> Usage:
@@ -132,6 +182,8 @@ def completion_message(response: ModelResponse) -> dict[str, Any]:
     """orchestra's `ModelResponse` as an OpenAI-style assistant message, its usage under `usage`
     (what a server would have returned; `response_from_completion` reads it back)."""
     message: dict[str, Any] = {"role": "assistant", "content": response.text}
+    if response.reasoning is not None:
+        message["reasoning_content"] = response.reasoning
     if response.tool_calls:
         message["tool_calls"] = [
             {"id": c.id or f"call_{i}", "type": "function", "function": {"name": c.name, "arguments": c.arguments_text()}}

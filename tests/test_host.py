@@ -25,11 +25,13 @@ BUILTIN_ORDER = [
     "litellm_models",
     "notifications",
     "offline_models",
+    "openai_models",
     "sandbox_bwrap",
     "sandbox_wasm",
     "session_tools",
     "subagents",
     "termination",
+    "training",
     "tracing",
 ]
 BUILTINS = set(BUILTIN_ORDER)

@@ -5,6 +5,14 @@ a real server), then answers one tool call: the first of the request's tools who
 one of `prefer` (a read, so an episode goes on until `max_turns`), else the first tool; with no
 tools, the text `answer`. Usage is reported (`prompt_tokens` ~ characters / 4, 20 completion
 tokens) unless `usage=False`. Run it in a thread with `MockServer(...)` as a context manager.
+
+With `token_ids=True` it answers as vLLM does with `return_token_ids` and `logprobs`: the prompt's
+token ids (`prompt_token_ids`), the completion's (`choices[0].token_ids`) and a logprob per
+completion token, from a byte-level "tokenizer" over a prefix-preserving chat rendering
+(`render_chat`: each message `<|role|>` + its content and tool calls + `<|end|>`), so a scaffold
+that only appends to its history gets prompts that extend the previous prompt and completion.
+`ids_in_logprobs=True` spells the completion's ids in the logprobs instead (`token_id:N`, vLLM's
+`return_tokens_as_token_ids`). The last request's ids are kept (`last_prompt_ids`, `last_completion_ids`).
 """
 
 from __future__ import annotations
@@ -20,9 +28,40 @@ from aiohttp import web
 READS = ("__get_contacts", "__get_current_time", "__list_emails")
 
 
+def render_message(message: dict[str, Any]) -> str:
+    """One message of the mock's chat template (the arguments as the model wrote them)."""
+    calls = "".join(f"<call>{c['function']['name']}{c['function']['arguments']}</call>" for c in message.get("tool_calls") or [])
+    return f"<|{message.get('role')}|>{message.get('content') or ''}{calls}<|end|>"
+
+
+def render_chat(messages: list[dict[str, Any]]) -> str:
+    """The prompt: every message, then the assistant's turn opening."""
+    return "".join(render_message(m) for m in messages) + "<|assistant|>"
+
+
+def byte_ids(text: str) -> list[int]:
+    return list(text.encode("utf-8"))
+
+
 class MockServer:
-    def __init__(self, latency: float = 0.05, *, prefer: tuple[str, ...] = READS, usage: bool = True, answer: str = "ok") -> None:
+    def __init__(
+        self,
+        latency: float = 0.05,
+        *,
+        prefer: tuple[str, ...] = READS,
+        usage: bool = True,
+        answer: str = "ok",
+        token_ids: bool = False,
+        ids_in_logprobs: bool = False,
+        once: bool = False,
+    ) -> None:
         self.latency, self.prefer, self.usage, self.answer = latency, prefer, usage, answer
+        self.token_ids, self.ids_in_logprobs = token_ids, ids_in_logprobs
+        #: Prefer a tool this conversation has not called yet (a main agent delegating to each app-agent in turn).
+        self.once = once
+        self.last_prompt_ids: list[int] = []
+        self.last_completion_ids: list[int] = []
+        self.last_logprobs: list[float] = []
         self.requests = 0
         self._loop: asyncio.AbstractEventLoop | None = None
         self._runner: web.AppRunner | None = None
@@ -39,8 +78,10 @@ class MockServer:
         tools = [t["function"]["name"] for t in body.get("tools") or []]
         message: dict[str, Any] = {"role": "assistant", "content": None}
         if tools:
-            name = next((t for p in self.prefer for t in tools if t.endswith(p)), tools[0])
-            args = {"offset": 0} if name.endswith("__get_contacts") else {}
+            called = {c["function"]["name"] for m in body.get("messages") or [] for c in m.get("tool_calls") or []} if self.once else set()
+            name = next((t for p in self.prefer for t in tools if t.endswith(p) and t not in called), None)
+            name = name or next((t for p in self.prefer for t in tools if t.endswith(p)), tools[0])
+            args = {"offset": 0} if name.endswith("__get_contacts") else {"task": "Do what the user asked."} if name.endswith("__expert_agent") else {}
             message["tool_calls"] = [{"id": f"call_{self.requests}", "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}]
         else:
             message["content"] = self.answer
@@ -51,7 +92,19 @@ class MockServer:
             "model": body.get("model", "mock"),
             "choices": [{"index": 0, "finish_reason": "tool_calls" if tools else "stop", "message": message}],
         }
-        if self.usage:
+        if self.token_ids:
+            prompt_ids = byte_ids(render_chat(body.get("messages") or []))
+            # the completion, as the template renders the assistant's message (without the role tag it opens with)
+            completion_ids = byte_ids(render_message(message)[len("<|assistant|>") :])
+            logprobs = [-((i * 7919) % 97) / 100 for i in range(len(completion_ids))]
+            self.last_prompt_ids, self.last_completion_ids, self.last_logprobs = prompt_ids, completion_ids, logprobs
+            out["prompt_token_ids"] = prompt_ids
+            tokens = [f"token_id:{i}" for i in completion_ids] if self.ids_in_logprobs else [chr(i) for i in completion_ids]
+            out["choices"][0]["logprobs"] = {"content": [{"token": tok, "logprob": lp} for tok, lp in zip(tokens, logprobs)]}
+            if not self.ids_in_logprobs:
+                out["choices"][0]["token_ids"] = completion_ids
+            out["usage"] = {"prompt_tokens": len(prompt_ids), "completion_tokens": len(completion_ids), "total_tokens": len(prompt_ids) + len(completion_ids)}
+        elif self.usage:
             prompt = len(json.dumps(body.get("messages") or [])) // 4
             out["usage"] = {"prompt_tokens": prompt, "completion_tokens": 20, "total_tokens": prompt + 20}
         return out

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import os
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -183,6 +186,17 @@ def _stable_local_file_system_class() -> type:
 
     class StableLocalFileSystem(LocalFileSystem):
         as_of: float = 0.0
+        #: A tree still to write, `(root, tree)`: a rollout started from a template (`instantiate`)
+        #: writes its Files app's tree at the first use of its file system, not at its start.
+        pending: tuple[str, dict[str, Any]] | None = None
+
+        def __getattribute__(self, name: str) -> Any:
+            if name[0] != "_" and name not in ("pending", "as_of"):
+                pending = object.__getattribute__(self, "pending")
+                if pending is not None:
+                    object.__setattr__(self, "pending", None)
+                    write_tree(*pending)
+            return object.__getattribute__(self, name)
 
         def ls(self, path: str, detail: bool = False, **kwargs: Any) -> list[Any]:
             entries = super().ls(path, detail=detail, **kwargs)
@@ -200,12 +214,13 @@ def _stable_local_file_system_class() -> type:
     return StableLocalFileSystem
 
 
-def stabilize_file_systems(scenario: Any) -> None:
+def stabilize_file_systems(scenario: Any, pending: dict[str, dict[str, Any]] | None = None) -> None:
     """Give every Files app of `scenario` the machine-independent listing and metadata of
     `_stable_local_file_system_class`, dated at the scenario's start. Set on the app instances' own
     fsspec wrapper (`SandboxLocalFileSystem.local_fs.fs`, which ARE fills with fsspec's shared local
     file system): nothing global changes. Idempotent; call it after anything that may give an app
-    a new wrapper (loading, ARE's `reset`)."""
+    a new wrapper (loading, ARE's `reset`). `pending` (app name -> tree): trees to write into the
+    apps' folders at their first use (a rollout started from a template)."""
     from are.simulation.apps.virtual_file_system import VirtualFileSystem
 
     stable = _stable_local_file_system_class()
@@ -216,6 +231,20 @@ def stabilize_file_systems(scenario: Any) -> None:
             fs = stable(skip_instance_cache=True)
             fs.as_of = float(scenario.start_time or 0.0)
             wrapper.fs = fs
+        if pending is not None and app.name in pending and wrapper is not None:
+            wrapper.fs.pending = (sandbox.tmpdir, pending[app.name])
+
+
+def discard_pending_trees(scenario: Any) -> None:
+    """Trees never used are never written: the rollout ended before its agent looked (ARE's clean-up
+    of the folder would otherwise write the whole tree just to remove it)."""
+    from are.simulation.apps.virtual_file_system import VirtualFileSystem
+
+    for app in _file_system_apps(scenario):
+        sandbox = app.sandbox_fs if isinstance(app, VirtualFileSystem) else app
+        fs: Any = getattr(getattr(sandbox, "local_fs", None), "fs", None)
+        if getattr(fs, "pending", None) is not None:
+            fs.pending = None
 
 
 def _tree_fingerprint(root: str) -> tuple[tuple[str, str, int, int, int, int], ...]:
@@ -363,13 +392,16 @@ def prepare_for_rollout(
     `noise` sets ARE's augmentation configs before `initialize()` (`orchestra.are.noise`): ARE's
     expander adds the environment events, ARE renames the tools; tool failures are the session's.
     """
-    import_are()
+    if judge is None:
+        raise ValueError("a judge is required")
+    oracle_log = _prepare_world(scenario, source=source, duration=duration, noise=noise)
+    return _attach_judge(scenario, judge, source=source, oracle_log=oracle_log, noise=noise)
+
+
+def _with_system_app(scenario: Any, source: str, duration: float | None, noise: NoiseConfig | None) -> None:
+    """What ARE's `preprocess_scenario` does before initializing: the system app, the duration cap, the noise."""
     from are.simulation.apps.system import SystemApp
     from are.simulation.data_handler.models import ExportedApp
-    from are.simulation.scenarios.scenario_imported_from_json.utils import (
-        is_send_message_to_user,
-    )
-    from are.simulation.types import OracleEvent
 
     if scenario.serialized_apps and "SystemApp" not in [a.name for a in scenario.serialized_apps]:
         scenario.serialized_apps.append(ExportedApp(name="SystemApp", class_name="SystemApp", app_state={}))
@@ -377,10 +409,20 @@ def prepare_for_rollout(
         scenario.apps.append(SystemApp())
     scenario.duration = duration if duration is not None else scenario_duration_cap(scenario)
     # noise (and its pydantic models) only loads with a scenario: `orchestra scenarios` stays light
-    from orchestra.are.noise import check_public_names, expansion_events, has_augmentation
     from orchestra.are.noise import configure as configure_noise
 
     configure_noise(scenario, noise, source)
+
+
+def _prepare_world(scenario: Any, *, source: str, duration: float | None, noise: NoiseConfig | None) -> list[Any]:
+    """Initialize the scenario, run its oracle on a driven environment, reset the apps: the world a
+    rollout starts in (the judge is attached after, by `_attach_judge`); returns the oracle run's log."""
+    import_are()
+    from are.simulation.types import OracleEvent
+
+    from orchestra.are.noise import check_public_names
+
+    _with_system_app(scenario, source, duration, noise)
     try:
         initialize_scenario(scenario)
     except Exception as exc:
@@ -398,8 +440,6 @@ def prepare_for_rollout(
     has_oracle = any(isinstance(e, OracleEvent) for e in scenario.events)
     if not has_oracle:
         raise ScenarioError(source, "the scenario has no oracle events: there is nothing to judge against")
-    if judge is None:
-        raise ValueError("a judge is required")
 
     file_trees = {app.name: (app, _tree_fingerprint(app.tmpdir)) for app in _file_system_apps(scenario)}
     oracle_env = DrivenEnvironment(scenario, oracle_mode=True)
@@ -423,6 +463,16 @@ def prepare_for_rollout(
     soft_reset_keeping(scenario, untouched)
     reseed_apps(scenario)
     stabilize_file_systems(scenario)
+    return oracle_log
+
+
+def _attach_judge(scenario: Any, judge: Any, *, source: str, oracle_log: list[Any], noise: NoiseConfig | None) -> PreparedScenario:
+    """The end of ARE's `preprocess_scenario`: the oracle run's log and the judge on the scenario,
+    the turns wired to the judge's online trigger, the judge's state initialized."""
+    from are.simulation.scenarios.scenario_imported_from_json.utils import is_send_message_to_user
+
+    from orchestra.are.noise import expansion_events, has_augmentation
+
     scenario.oracle_run_event_log = oracle_log
     scenario.judge = judge
     prepared = PreparedScenario(
@@ -458,6 +508,240 @@ def prepare_for_rollout(
     except Exception as exc:
         raise ScenarioError(source, f"the scripted judge cannot judge this scenario: {type(exc).__name__}: {exc}") from None
     return prepared
+
+
+# --------------------------------------------------------------------------------------------
+# Rollouts from one loaded scenario: a template, and copies of its world
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class ScenarioTemplate:
+    """A scenario loaded, initialized and oracle-run once (`load_template`): each rollout started
+    from it (`instantiate`) gets a world of its own, equal to a cold start's, for a fraction of the
+    cost — no oracle run, no app-state serialization, no Files tree written until the agent looks.
+
+    The template's own apps are never handed to a rollout; what members share is read-only: the
+    oracle run's log, and the apps' initial states as the JSON text a cold start reloads them from.
+    """
+
+    text: str
+    source: str
+    duration: float | None
+    noise: NoiseConfig | None
+    #: ARE's `_initial_apps`: app name -> class name and serialized initial state (JSON text).
+    initial_apps: dict[str, dict[str, str]]
+    oracle_log: list[Any]
+    scenario_id: str
+    _member_text: str | None = field(default=None, repr=False)
+
+    @property
+    def member_text(self) -> str:
+        """The file with its apps' states left out (members load them from `initial_apps`): what a
+        member parses, a few kB where the file may be megabytes. Made at the first member."""
+        if self._member_text is None:
+            raw = json.loads(self.text)
+            for app in raw["apps"]:
+                app["app_state"] = {}
+            self._member_text = json.dumps(raw)
+        return self._member_text
+
+    @property
+    def key(self) -> tuple[str, float | None, str | None]:
+        return template_key(self.text, self.duration, self.noise)
+
+
+def template_key(text: str, duration: float | None, noise: NoiseConfig | None) -> tuple[str, float | None, str | None]:
+    """What a template is of: the file's bytes and the settings its load depends on."""
+    return (hashlib.sha256(text.encode()).hexdigest(), duration, noise.model_dump_json() if noise is not None else None)
+
+
+class Templates:
+    """The worlds this process loaded, by file and settings (`template_key`), most recent last: a
+    rollout of a file loaded before starts from a copy of it (`instantiate`) instead of loading it
+    again. Bounded (`size` templates; 0 turns warm starts off); safe to share between threads."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._items: OrderedDict[tuple[str, float | None, str | None], ScenarioTemplate] = OrderedDict()
+        self._lock = threading.Lock()
+        self._loading: dict[tuple[str, float | None, str | None], threading.Lock] = {}
+
+    def loading(self, key: tuple[str, float | None, str | None]) -> threading.Lock:
+        """The lock held while `key`'s world loads: rollouts of a file started together (a GRPO group)
+        load it once, the others wait and start from its template."""
+        with self._lock:
+            return self._loading.setdefault(key, threading.Lock())
+
+    def get(self, key: tuple[str, float | None, str | None]) -> ScenarioTemplate | None:
+        with self._lock:
+            template = self._items.get(key)
+            if template is not None:
+                self._items.move_to_end(key)
+            return template
+
+    def put(self, template: ScenarioTemplate) -> None:
+        if self.size <= 0:
+            return
+        with self._lock:
+            self._items[template.key] = template
+            self._items.move_to_end(template.key)
+            while len(self._items) > self.size:
+                self._items.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+
+
+#: The process's templates. `ORCHESTRA_WARM_STARTS=N`: how many (default 8; 0: every rollout loads its scenario cold).
+WARM_STARTS_ENV = "ORCHESTRA_WARM_STARTS"
+_templates = Templates(int(os.environ.get(WARM_STARTS_ENV, "8") or 0))
+
+
+def process_templates() -> Templates:
+    """The process-wide templates (`Templates`)."""
+    return _templates
+
+
+def template_of(prepared: PreparedScenario, text: str, *, duration: float | None, noise: NoiseConfig | None) -> ScenarioTemplate:
+    """The template a cold start leaves behind: what it loaded, for the next rollouts of the file."""
+    return ScenarioTemplate(
+        text=text,
+        source=prepared.source,
+        duration=duration,
+        noise=noise,
+        initial_apps={name: dict(entry) for name, entry in prepared.scenario._initial_apps.items()},
+        oracle_log=list(prepared.oracle_log),
+        scenario_id=prepared.scenario_id,
+    )
+
+
+def load_template(text: str, source: str, *, duration: float | None = None, noise: NoiseConfig | None = None) -> ScenarioTemplate:
+    """Parse, initialize and oracle-run a scenario once (the work of a cold start, less the judge)."""
+    scenario = parse_scenario_json(text, source)
+    oracle_log = _prepare_world(scenario, source=source, duration=duration, noise=noise)
+    initial = {name: dict(entry) for name, entry in scenario._initial_apps.items()}
+    return ScenarioTemplate(
+        text=text, source=source, duration=duration, noise=noise, initial_apps=initial, oracle_log=list(oracle_log), scenario_id=str(scenario.scenario_id)
+    )
+
+
+def _parse_member(template: ScenarioTemplate) -> Any:
+    """The template's scenario object anew, from its text without app states (checked at its load)."""
+    from are.simulation.data_handler.importer import JsonScenarioImporter
+
+    scenario, _, _ = JsonScenarioImporter().import_from_json_to_benchmark(
+        json_str=template.member_text, apps_to_skip=["SandboxLocalFileSystem"], load_completed_events=False
+    )
+    return scenario
+
+
+def instantiate(template: ScenarioTemplate, judge: Any, *, source: str | None = None) -> PreparedScenario:
+    """A rollout's world from `template`: a fresh scenario object (its own apps, events and Files
+    folder), in the state a cold start leaves it after its oracle run and reset; the judge attached.
+    `source`: the file it runs as (default the template's; the same bytes under another name)."""
+    source = source or template.source
+    scenario = _parse_member(template)
+    _with_system_app(scenario, source, template.duration, template.noise)
+    _initialize_from(scenario, template)
+    reseed_apps(scenario)
+    stabilize_file_systems(scenario, pending=_pending_trees(scenario, template))
+    return _attach_judge(scenario, judge, source=source, oracle_log=list(template.oracle_log), noise=template.noise)
+
+
+def _initialize_from(scenario: Any, template: ScenarioTemplate) -> None:
+    """`initialize_scenario` then the reset after the oracle run (`soft_reset_keeping`), done as a
+    cold start ends up: each app built and loaded from the initial state the cold start reloads it
+    from (`_initial_apps`), the Files apps' trees left to be written on first use (`_pending_trees`)."""
+    from are.simulation.apps import ALL_APPS
+    from are.simulation.scenarios.utils.scenario_expander import EnvEventsExpander
+
+    classes = {cls.__name__: cls for cls in ALL_APPS}
+    file_system_classes = {"SandboxLocalFileSystem", "VirtualFileSystem"}
+    apps = []
+    for exported in scenario.serialized_apps or []:
+        entry = template.initial_apps.get(exported.name)
+        if entry is None:  # dropped on the template's load too (and reported there)
+            continue
+        cls = classes[entry["class_name"]]
+        app = cls(name=exported.name) if (exported.class_name and exported.class_name != exported.name) else cls()
+        if entry["class_name"] not in file_system_classes:
+            app.load_state(json.loads(entry["serialized_state"]))
+        apps.append(app)
+    scenario.apps = apps
+    for app in scenario.apps:
+        app.set_seed(scenario.seed)
+    scenario.apply_augmentation_configs()
+    scenario._initial_apps = template.initial_apps
+    scenario.build_events_flow()
+    if scenario.env_events_config is not None:
+        EnvEventsExpander(env_events_config=scenario.env_events_config).add_env_events_to_scenario(scenario=scenario)
+    scenario._initialized = True
+    # the reset after the oracle run (`soft_reset_keeping`): failure probabilities, augmentation, relative times, seeds
+    for app in scenario.apps:
+        if app.failure_probability is not None:
+            app.set_failure_probability(app.failure_probability)
+    scenario.apply_augmentation_configs()
+    for event in scenario.events or []:
+        if event.event_relative_time is not None:
+            event.event_time = None
+    for app in scenario.apps:
+        app.set_seed(scenario.seed)
+
+
+def _pending_trees(scenario: Any, template: ScenarioTemplate) -> dict[str, dict[str, Any]]:
+    """Each Files app's initial tree (what a cold start writes at load), by app name."""
+    out = {}
+    for app in _file_system_apps(scenario):
+        state = json.loads(template.initial_apps[app.name]["serialized_state"])
+        out[app.name] = state.get("files") or {}
+    return out
+
+
+def initial_state_sha256(scenario: Any) -> str:
+    """A hash of the world a rollout starts in: every app's state (a Files app's tree, written or
+    still pending), canonical JSON. Equal hashes are what "the members of a group start from the
+    same state" means — checked on each member, not assumed."""
+    from are.simulation.apps.virtual_file_system import VirtualFileSystem
+    from are.simulation.utils import EnumEncoder
+
+    file_systems = {id(app) for app in _file_system_apps(scenario)}
+    parts: dict[str, Any] = {}
+    for app in scenario.apps or []:
+        if id(app) in file_systems:
+            sandbox = app.sandbox_fs if isinstance(app, VirtualFileSystem) else app
+            pending = getattr(getattr(getattr(sandbox, "local_fs", None), "fs", None), "pending", None)
+            parts[app.name] = _sorted_tree(pending[1] if pending is not None else _sandbox_state(app)["files"])
+        else:
+            parts[app.name] = app.get_state()
+    blob = json.dumps(parts, sort_keys=True, cls=EnumEncoder, default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def _sorted_tree(node: dict[str, Any]) -> dict[str, Any]:
+    """A tree with each folder's children by name (a disk lists them in its own order)."""
+    children = node.get("children")
+    if children is None:
+        return node
+    return {**node, "children": sorted((_sorted_tree(c) for c in children), key=lambda c: str(c.get("name")))}
+
+
+def write_tree(root: str, tree: dict[str, Any]) -> None:
+    """A Files app's tree under `root` as ARE's `load_state` writes it (folders, and empty files whose
+    contents ARE reads on demand from `DEMO_FS_PATH`), with plain system calls."""
+
+    def make(node: dict[str, Any], parent: str) -> None:
+        path = os.path.join(parent, node["name"])
+        if node.get("type") == "directory":
+            os.makedirs(path, exist_ok=True)
+            for child in node.get("children") or []:
+                make(child, path)
+        elif not os.path.exists(path):
+            os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o644))
+
+    for child in tree.get("children") or []:
+        make(child, root)
 
 
 def oracle_events(scenario: Any) -> dict[str, Any]:

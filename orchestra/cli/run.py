@@ -32,6 +32,7 @@ from orchestra.config import DEFAULT_MAX_STEPS
 from orchestra.errors import OrchestraError
 from orchestra.host import Host
 from orchestra.models import ModelConfig
+from orchestra.openai_client import TOKEN_REQUEST
 from orchestra.record import RolloutRecord
 from orchestra.runs.batch import BatchRun
 from orchestra.runs.executors import Executor
@@ -84,6 +85,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--constrained", action="store_true", default=None, help="constrain replies to the scaffold's action schema (small local models)")
     p.add_argument("--constrained-format", choices=("llama_cpp.server", "llama-server", "openai"))
     p.add_argument("--temperature", type=float, default=None, help="sent only when given (ARE's agent sends none)")
+    p.add_argument(
+        "--token-ids",
+        action="store_true",
+        help="ask the endpoint (vLLM, SGLang, ...) for each call's token ids and logprobs; with --out, each episode's training "
+        "trace (the trainable agents' turns in token ids) is kept as training/NAME.json (docs/rl.md)",
+    )
     m = p.add_argument_group("model calls (every agent's model)")
     m.add_argument("--model-retries", type=non_negative_int, help="retries of a call that timed out, was rate-limited (429) or hit a 5xx (default 4)")
     m.add_argument("--model-backoff", type=float, metavar="SECONDS", help="wait before the first retry, doubling each time (default 1)")
@@ -132,7 +139,8 @@ def run(args: argparse.Namespace) -> int:
         agent_only = [flag for dest, flag in AGENT_ONLY.items() if getattr(args, dest) is not None]
         if agent_only:
             raise OrchestraError(f"{' / '.join(agent_only)}: not with --team (set it in the team file: max_steps, scaffold_options, model)")
-        host, team = team_from_args(args, model_settings=_call_settings(args))
+        settings: dict[str, Any] = {**_call_settings(args), **({"extra": dict(TOKEN_REQUEST)} if args.token_ids else {})}
+        host, team = team_from_args(args, model_settings=settings)
         config, team_yaml = team.config.session, team.yaml
         specs = _some(specs_for(resolve(args.scenarios, **filter_kwargs(args)), team=team.config, session=team.session, **_spec_settings(args)), args)
     else:
@@ -142,7 +150,14 @@ def run(args: argparse.Namespace) -> int:
         scaffold = args.scaffold or "tool_calling"
         agent = AgentConfig(
             scaffold=scaffold,
-            model=ModelConfig(model=args.model, endpoint=args.endpoint, api_key=args.api_key, temperature=args.temperature, **_call_settings(args)),
+            model=ModelConfig(
+                model=args.model,
+                endpoint=args.endpoint,
+                api_key=args.api_key,
+                temperature=args.temperature,
+                extra=dict(TOKEN_REQUEST) if args.token_ids else {},
+                **_call_settings(args),
+            ),
             max_steps=args.max_steps if args.max_steps is not None else DEFAULT_MAX_STEPS,
             scaffold_options={"constrained": bool(args.constrained), "constrained_format": args.constrained_format or "llama_cpp.server"},
         )

@@ -13,6 +13,7 @@ from orchestra.are.judge_pool import JudgePool
 from orchestra.errors import OrchestraError
 from orchestra.host import Host
 from orchestra.models import ModelConfig
+from orchestra.openai_client import TOKEN_REQUEST
 from orchestra.record import RolloutRecord
 from orchestra.rl.env import POLICY_MODEL
 from orchestra.runs.preflight import DEFAULT_TIMEOUT
@@ -36,6 +37,9 @@ async def rollouts(
     address: str | None = None,
     preflight: bool = True,
     preflight_timeout: float = DEFAULT_TIMEOUT,
+    group_size: int = 1,
+    vary_noise: bool = False,
+    token_ids: bool = True,
 ) -> AsyncIterator[RolloutRecord]:
     """Run a batch of specs against an OpenAI-compatible server, one record per spec as each finishes.
 
@@ -49,15 +53,28 @@ async def rollouts(
     `preflight` (the default) checks the batch first, as `orchestra run` does: an endpoint that
     refuses the connection or does not list its models within `preflight_timeout` seconds, a
     scenario file that cannot run, a model that does not resolve — `PreflightError`, one line,
-    before any scenario loads (otherwise every model call of every rollout retries first)."""
+    before any scenario loads (otherwise every model call of every rollout retries first).
+
+    `group_size` (GRPO): each spec runs as that many members, member `i` as sample `i` (its
+    sampling seed `seed + i`), all meeting the same noise unless `vary_noise`; the scenario is
+    loaded once and the members start from copies of it (`orchestra.are.loading.ScenarioTemplate`).
+    `token_ids` (the default) asks the endpoint for each call's token ids and logprobs (vLLM's
+    `return_token_ids`, `logprobs`): the records' training traces (`RolloutRecord.training`)."""
+    if group_size < 1:
+        raise OrchestraError(f"group_size must be 1 or more, got {group_size}")
     if isinstance(endpoint, ModelConfig):
         target = endpoint
     else:
         target = ModelConfig(model=f"openai/{model}" if model else "openai/policy", endpoint=endpoint, api_key=api_key or "none")
+    if token_ids:
+        target = target.model_copy(update={"extra": {**TOKEN_REQUEST, **target.extra}})
     batch = []
     for item in specs:
         spec, file = item if isinstance(item, tuple) else (item, None)
-        batch.append((_pointed(spec, target, replace_any=model is not None or isinstance(endpoint, ModelConfig)), file))
+        pointed = _pointed(spec, target, replace_any=model is not None or isinstance(endpoint, ModelConfig))
+        for i in range(group_size):
+            member = pointed if group_size == 1 else pointed.model_copy(update={"sample_index": i, "noise_index": i if vary_noise else 0})
+            batch.append((member, file))
     if preflight:
         host = host or Host.create()
         checked_host = host
@@ -68,11 +85,13 @@ async def rollouts(
 
 def _pointed(spec: RolloutSpec, target: ModelConfig, *, replace_any: bool) -> RolloutSpec:
     """`spec` with the policy's model pointed at `target`: the main agent's (when `replace_any`, or
-    when it is the `policy` label), and any app-agent's that is the `policy` label."""
+    when it is the `policy` label), any app-agent's that is the `policy` label, and every app-agent
+    the team marks `trainable: true` (the trainer trains it: its calls go to the trainer's endpoint)."""
 
     def point(settings: Any, *, main: bool) -> Any:
         current: ModelConfig | None = settings.model
-        if current is None or not (current.model == POLICY_MODEL or (main and replace_any)):
+        trainable = getattr(settings, "trainable", None) is True
+        if not trainable and (current is None or not (current.model == POLICY_MODEL or (main and replace_any))):
             return settings
         return settings.model_copy(update={"model": target})
 

@@ -39,6 +39,7 @@ import anyio
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from orchestra.are.judge_pool import JudgePool
+from orchestra.are.loading import ScenarioTemplate, initial_state_sha256
 from orchestra.clock import ClockConfig
 from orchestra.config import DEFAULT_MAX_STEPS, NoiseConfig, RewardMode, SessionConfig
 from orchestra.errors import OrchestraError
@@ -49,8 +50,10 @@ from orchestra.record import RolloutRecord
 from orchestra.rl.selection import one_scenario
 from orchestra.rollout import Rollout
 from orchestra.scenario_files import ScenarioFile
+from orchestra.session import Session
 from orchestra.spec import AgentConfig, RolloutSpec
 from orchestra.teams.config import TeamConfig
+from orchestra.training import TrainingTrace
 from orchestra.types import ModelRequest, ModelResponse, Usage
 from orchestra.wire import response_from_completion
 
@@ -86,10 +89,12 @@ class EnvConfig(BaseModel):
     def session(self) -> SessionConfig:
         return SessionConfig(clock=self.clock, reward_mode=self.reward_mode, duration=self.duration, judge=self.judge, noise=self.noise)
 
-    def spec(self, scenario: str | Path, *, seed: int | None = None, sample_index: int = 0, model: str = POLICY_MODEL) -> RolloutSpec:
+    def spec(
+        self, scenario: str | Path, *, seed: int | None = None, sample_index: int = 0, model: str = POLICY_MODEL, noise_index: int | None = None
+    ) -> RolloutSpec:
         """The rollout spec of one episode: the policy (labelled `model` in the ledgers) as the main agent."""
         policy = AgentConfig(scaffold=self.scaffold, model=ModelConfig(model=model), max_steps=self.max_steps, scaffold_options=self.scaffold_options)
-        common: dict[str, Any] = dict(scenario=str(scenario), session=self.session(), seed=seed, sample_index=sample_index)
+        common: dict[str, Any] = dict(scenario=str(scenario), session=self.session(), seed=seed, sample_index=sample_index, noise_index=noise_index)
         if self.team is None:
             return RolloutSpec(agent=policy, **common)
         return RolloutSpec(team=policy_team(self.team, policy), **common)
@@ -239,14 +244,26 @@ class Episode:
     turns: int = 0
     record: RolloutRecord | None = None
     _history: list[ModelResponse] = field(default_factory=list)
+    _initial_state: str | None = None
 
     @classmethod
     async def open(
-        cls, spec: RolloutSpec, *, host: Host | None = None, judge_pool: JudgePool | None = None, file: ScenarioFile | None = None, max_turns: int = 20
+        cls,
+        spec: RolloutSpec,
+        *,
+        host: Host | None = None,
+        judge_pool: JudgePool | None = None,
+        file: ScenarioFile | None = None,
+        max_turns: int = 20,
+        template: ScenarioTemplate | None = None,
     ) -> Episode:
         """Load the scenario (its oracle pre-run and judge set-up) in a worker thread — other
-        episodes on this event loop keep stepping meanwhile — and run it to the first request."""
-        rollout = await anyio.to_thread.run_sync(lambda: Rollout.open(spec, host=host, judge_pool=judge_pool, file=file), abandon_on_cancel=False)
+        episodes on this event loop keep stepping meanwhile — and run it to the first request.
+        `template`: start from a copy of a world loaded before (a group's)."""
+
+        rollout = await anyio.to_thread.run_sync(
+            lambda: Rollout.open(spec, host=host, judge_pool=judge_pool, file=file, template=template), abandon_on_cancel=False
+        )
         episode = cls(rollout=rollout, max_turns=max_turns)
         try:
             episode.request = await rollout.next_request()
@@ -262,6 +279,16 @@ class Episode:
         return self.record is not None
 
     @property
+    def initial_state_sha256(self) -> str:
+        """The hash of the world the episode starts from — every app's state when the policy gets its
+        first request (`orchestra.are.loading.initial_state_sha256`): equal across the members of a
+        group (`GaiaEnv.reset_group`), checked on each. Computed when first read, and at the latest
+        before the first completion is applied (so it is never of a later state)."""
+        if self._initial_state is None:
+            self._initial_state = initial_state_sha256(self.rollout.session.scenario)
+        return self._initial_state
+
+    @property
     def observation(self) -> Observation | None:
         return None if self.request is None else Observation.of(self.request)
 
@@ -270,7 +297,17 @@ class Episode:
         return _reward(self.record) if self.record is not None else 0.0
 
     def info(self) -> dict[str, Any]:
-        return episode_info(self.rollout, self.record)
+        info = episode_info(self.rollout, self.record)
+        info["initial_state_sha256"] = self.initial_state_sha256
+        if self.record is not None and self.record.training is not None:
+            info["training"] = self.record.training
+        return info
+
+    @property
+    def training(self) -> TrainingTrace | None:
+        """The episode's training trace once it ended (`orchestra.training`): None before, or when no
+        completion carried token ids."""
+        return self.record.training if self.record is not None else None
 
     async def step(
         self, completion: Mapping[str, Any] | Any, usage: Mapping[str, Any] | Usage | None = None
@@ -287,6 +324,7 @@ class Episode:
         """Apply one `ModelResponse` (the step API's unit) and run to the next request."""
         if self.request is None:
             raise OrchestraError(f"{self.rollout.spec.scenario}: apply() after the episode ended")
+        _ = self.initial_state_sha256  # the start's hash, before the policy changes anything
         self.request = None
         self.turns += 1
         self._history.append(response)
@@ -334,6 +372,8 @@ class GaiaEnv:
         self.judge_pool = judge_pool
         self.model = model
         self.episode: Episode | None = None
+        #: The members of the last `reset_group`.
+        self.group: list[Episode] = []
 
     async def reset(self, scenario: str | Path | ScenarioFile, seed: int | None = None, *, sample_index: int = 0, noise: NoiseArg = None) -> Observation:
         """Start an episode. `noise`: None = the config's (`EnvConfig.noise`), False = off, True =
@@ -355,7 +395,43 @@ class GaiaEnv:
             raise OrchestraError("step() before reset()")
         return await self.episode.step(completion, usage)
 
+    async def reset_group(
+        self, scenario: str | Path | ScenarioFile, n: int, seed: int | None = None, *, noise: NoiseArg = None, vary_noise: bool = False
+    ) -> list[Episode]:
+        """A GRPO group: `n` episodes of one scenario from one state. The scenario is loaded once and
+        each member starts from its own copy of the loaded world (its own apps and Files folder: a
+        member's writes reach no other); each member's `initial_state_sha256` (also in its info) is
+        the hash of the world it started in, so identity is checked. Member `i` samples with `seed + i`
+        (when `seed` is given); all meet the same noise (the same tool failures and environment
+        events) unless `vary_noise`. Step each member with its own `step`; close them with `close()`."""
+        if n < 1:
+            raise OrchestraError(f"reset_group: n must be 1 or more, got {n}")
+        self.close()
+        config = self.config if noise is None else self.config.model_copy(update={"noise": noise_config(noise)})
+        file = scenario if isinstance(scenario, ScenarioFile) else one_scenario(scenario)
+        specs = [config.spec(file.path, seed=seed, sample_index=i, model=self.model, noise_index=i if vary_noise else 0) for i in range(n)]
+        template = await anyio.to_thread.run_sync(lambda: Session.load_template(file, specs[0].session))
+        members: list[Episode | None] = [None] * n
+
+        async def open_member(i: int) -> None:
+            members[i] = await Episode.open(specs[i], host=self.host, judge_pool=self.judge_pool, file=file, max_turns=self.config.max_turns, template=template)
+
+        try:
+            async with anyio.create_task_group() as tg:
+                for i in range(n):
+                    tg.start_soon(open_member, i)
+        except BaseException:
+            for member in members:
+                if member is not None:
+                    member.close()
+            raise
+        self.group = [m for m in members if m is not None]
+        return self.group
+
     def close(self) -> None:
         if self.episode is not None:
             self.episode.close()
             self.episode = None
+        for member in self.group:
+            member.close()
+        self.group = []

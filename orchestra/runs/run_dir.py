@@ -4,7 +4,9 @@
   included, secrets masked — as each rollout finishes, written and flushed to the disk at once: a run killed with
   SIGKILL loses at most the rollouts in flight (a torn last line is dropped on the next open).
 * **rollouts/NAME.json** holds each rollout's whole record, its trajectory included
-  (docs/trajectories.md; `orchestra show DIR/NAME`), written before its line is appended.
+  (docs/trajectories.md; `orchestra show DIR/NAME`), written before its line is appended;
+  **training/NAME.json** its training trace, when a trainable agent's calls carried token ids
+  (`orchestra.training`, docs/rl.md).
 * **manifest.json** says what ran: orchestra's version, the configuration (every spec with its
   scenario and run index taken out: team, models, scaffolds, clock, notifications, judge; secrets
   masked), its sha256, and each scenario file's sha256, id and capabilities. No dates, no secrets.
@@ -37,6 +39,8 @@ __all__ = ["MANIFEST", "RESULTS", "Manifest", "RunDir", "ScenarioEntry", "config
 
 RESULTS = "results.jsonl"
 MANIFEST = "manifest.json"
+#: The folder of the episodes' training traces (`orchestra.training`), one file per episode.
+TRAINING = "training"
 
 Batch = Sequence[tuple[RolloutSpec, ScenarioFile | None]]
 
@@ -56,7 +60,7 @@ def rollout_name(record: RolloutRecord) -> str:
 
 def configuration(spec: RolloutSpec) -> dict[str, Any]:
     """What a spec runs, without which scenario or which run: the part a resumed run must share."""
-    data = mask_secrets(spec.model_dump(mode="json", exclude={"scenario", "sample_index"}))
+    data = mask_secrets(spec.model_dump(mode="json", exclude={"scenario", "sample_index", "noise_index"}))
     if spec.oracle is not None:  # the perturbation is part of the rollout's key, not of the configuration
         data["oracle"] = {k: v for k, v in data["oracle"].items() if k != "perturbation"}
     return dict(data)
@@ -232,11 +236,17 @@ class RunDir:
 
     def write_rollout(self, record: RolloutRecord) -> Path:
         """The whole record of one rollout (spec, verdict, ledgers, event log — or the partial one —
-        and the trajectory) as `rollouts/NAME.json` (`orchestra show DIR/NAME`), atomically."""
+        and the trajectory) as `rollouts/NAME.json` (`orchestra show DIR/NAME`), atomically; its
+        training trace, when it has one, as `training/NAME.json` (one file per episode, for a trainer)."""
+        name = rollout_name(record)
+        if record.training is not None:
+            folder = self.path / TRAINING
+            folder.mkdir(parents=True, exist_ok=True)
+            _write_atomic(folder / f"{name}.json", record.training.model_dump_json(indent=1) + "\n")
         folder = self.path / "rollouts"
         folder.mkdir(parents=True, exist_ok=True)
-        path = folder / f"{rollout_name(record)}.json"
-        _write_atomic(path, json.dumps(record.model_dump(mode="json"), indent=1, default=str) + "\n")
+        path = folder / f"{name}.json"
+        _write_atomic(path, json.dumps(record.model_dump(mode="json", exclude={"training"}), indent=1, default=str) + "\n")
         return path
 
     def append(self, record: RolloutRecord) -> None:

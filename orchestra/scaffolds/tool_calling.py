@@ -118,10 +118,15 @@ class ToolCallingScaffold(Scaffold):
         calls, error = self.parse(response)
         return error if not calls else None
 
+    def record_retry(self, agent: AgentView, response: ModelResponse, problem: str) -> None:
+        """A reply with no usable call, asked again: the model sees its own reply, then why (it is
+        not dropped: the next prompt extends what the model sampled, as a trainer needs)."""
+        self.messages.append(self._assistant_message(response, []))
+        self.messages.append({"role": "user", "content": f"ERROR: {problem}"})
+
     def record(self, agent: AgentView, response: ModelResponse, calls: list[ToolCall], outcomes: list[ToolOutcome], format_error: str | None) -> None:
         if format_error:
-            if response.text:
-                self.messages.append({"role": "assistant", "content": response.text})
+            self.messages.append(self._assistant_message(response, []))
             self.messages.append({"role": "user", "content": f"ERROR: {format_error}"})
             return
         if self.options.constrained:  # plain-text transcript: chat templates of small models drop tool roles
@@ -129,15 +134,20 @@ class ToolCallingScaffold(Scaffold):
             for call, outcome in zip(calls, outcomes):
                 self.messages.append({"role": "user", "content": f"Result of {call.name}:\n{self._result_text(outcome)}"})
             return
-        self.messages.append(
-            {
-                "role": "assistant",
-                "content": response.text or None,
-                "tool_calls": [{"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments_text()}} for c in calls],
-            }
-        )
+        self.messages.append(self._assistant_message(response, calls))
         for call, outcome in zip(calls, outcomes):
             self.messages.append({"role": "tool", "tool_call_id": call.id, "name": call.name, "content": self._result_text(outcome)})
+
+    @staticmethod
+    def _assistant_message(response: ModelResponse, calls: list[ToolCall]) -> dict[str, Any]:
+        """The model's turn as it wrote it: its content as sent (`""` stays `""`), its reasoning, and
+        each call's arguments as its own text (never re-serialized)."""
+        message: dict[str, Any] = {"role": "assistant", "content": response.text}
+        if response.reasoning is not None:
+            message["reasoning_content"] = response.reasoning
+        if calls:
+            message["tool_calls"] = [{"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments_text()}} for c in calls]
+        return message
 
     def _result_text(self, outcome: ToolOutcome) -> str:
         if outcome.ok:

@@ -62,6 +62,12 @@ class AppAgentSettings(BaseModel):
     model: ModelConfig | None = Field(None, description="default: the main agent's model (ARE's a2a_model fallback)")
     max_steps: int | None = Field(None, gt=0, description=f"iterations per delegated task (ARE: {DEFAULT_APP_AGENT_MAX_STEPS})")
     scaffold_options: dict[str, Any] | None = None
+    trainable: bool | None = Field(
+        None,
+        exclude_if=lambda v: v is None,
+        description="RL: the trainer trains this app-agent too (its model calls go to the trainer's endpoint and into the "
+        "episode's training trace); default false: a frozen agent on its own model",
+    )
 
     _shorthand = field_validator("model", mode="before")(classmethod(lambda cls, v: _model_shorthand(v)))
 
@@ -131,6 +137,15 @@ class TeamConfig(BaseModel):
     app_agents: AppAgentsConfig | None = Field(None, description="apps served by app-agents; none: a one-agent team")
     session: SessionConfig = Field(default_factory=SessionConfig, description="clock rates, notification verbosity, judge, reward mode")
     plugins: list[str] = Field(default_factory=list, description="extra plugin modules to load ('package.module' or 'package.module:object')")
+
+    def trainable(self, app: str) -> bool:
+        """Whether `app`'s agent is trained with the main agent (its override, then the defaults; default no)."""
+        if self.app_agents is None:
+            return False
+        for layer in (self.app_agents.overrides.get(app), self.app_agents.defaults):
+            if layer is not None and layer.trainable is not None:
+                return layer.trainable
+        return False
 
     def app_agent(self, app: str) -> AgentConfig:
         """The resolved settings of `app`'s agent: its override, then the defaults, then the main agent's."""

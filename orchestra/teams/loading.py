@@ -119,9 +119,16 @@ class TeamFile:
         chosen = session or team.session
         team = team.model_copy(update={"session": chosen})
         if model_settings:
-            team = team.map_agents(
-                lambda s: s if s.model is None else s.model_copy(update={"model": ModelConfig.model_validate({**dict(s.model), **model_settings})})
-            )
+
+            def settle(s: Any) -> Any:
+                if s.model is None:
+                    return s
+                merged = {**dict(s.model), **model_settings}
+                if "extra" in model_settings:  # keys added to the file's, not replacing them
+                    merged["extra"] = {**s.model.extra, **model_settings["extra"]}
+                return s.model_copy(update={"model": ModelConfig.model_validate(merged)})
+
+            team = team.map_agents(settle)
         self.require_secrets(team)  # before any scenario loads: a missing key fails now, by name
         return ResolvedTeam(config=team, session=with_judge_key(chosen), yaml=f"# {self.path} as run (secrets as references)\n" + redacted(team))
 

@@ -90,7 +90,7 @@ def test_a_valid_file_loads_with_its_fallbacks(write, host):
         ),
         pytest.param(
             "name: x\nmain: {model: m}\napp_agents:\n  apps: all\n  defaults: tool_calling\n",
-            ":5: app_agents.defaults: expected a mapping (keys: scaffold, model, max_steps, scaffold_options), got 'tool_calling'",
+            ":5: app_agents.defaults: expected a mapping (keys: scaffold, model, max_steps, scaffold_options, trainable), got 'tool_calling'",
             id="defaults-not-a-mapping",
         ),
         pytest.param(

@@ -1,0 +1,143 @@
+"""Model calls straight to an OpenAI-compatible server: one HTTP request per call, no litellm.
+
+The hot path of RL and of large batches against a local inference server (vLLM, SGLang, llama.cpp,
+TRL's `vllm-serve`): the request body is the chat-completions API's, built from the scaffold's
+`ModelRequest`, and the reply is read by `orchestra.wire` — text, tool calls, usage, and the
+**token ids and logprobs** the server sent, which a trainer needs exactly as sampled.
+
+Which models take this path (`takes_openai_path`; the response says which path it took):
+
+* a model string `openai/<name>` or `hosted_vllm/<name>` **with an `endpoint`**: this client;
+* everything else — hosted providers, orchestra's offline models, plugins' providers — goes
+  through litellm (`orchestra.models.complete`), as does every model when
+  `ORCHESTRA_MODEL_CLIENT=litellm` is set (a fallback, and the baseline the benchmarks compare with).
+
+Token ids are asked for with the keys of `ModelConfig.extra` (`orchestra.rl` sets them for the
+trainer's endpoint: `logprobs`, and vLLM's `return_token_ids`); they are read from the reply in the
+shapes servers send them (`orchestra.wire.tokens_from_completion`). Retries follow
+`orchestra.models.complete`: timeouts, 429, 5xx and connection errors are retried with backoff in
+wall-clock time (never on the simulated clock); a reply that is not a chat completion is a
+permanent error at once — a broken server fails its rollout in seconds, not after 80 steps of retries.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import weakref
+from typing import Any
+
+import anyio
+import httpx
+
+from orchestra.models import ModelConfig, ModelError, expand_env
+from orchestra.types import ModelRequest, ModelResponse
+from orchestra.wire import response_from_completion
+
+log = logging.getLogger(__name__)
+
+#: The providers whose models are an OpenAI-compatible server's when an endpoint is given.
+OPENAI_PREFIXES = ("openai/", "hosted_vllm/")
+#: `litellm`: every model through litellm; anything else (or unset): the rule above.
+CLIENT_ENV = "ORCHESTRA_MODEL_CLIENT"
+#: What asks an OpenAI-compatible server for each call's token ids and logprobs (vLLM's names;
+#: `ModelConfig.extra` keys, sent with the request): `orchestra run --token-ids`, `orchestra.rl.rollouts`.
+TOKEN_REQUEST: dict[str, Any] = {"logprobs": True, "return_token_ids": True}
+#: HTTP statuses worth a retry (the server or its queue, not the request).
+TRANSIENT_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
+
+
+def takes_openai_path(config: ModelConfig) -> bool:
+    """Whether `config`'s calls go straight to its endpoint (see the module's rule)."""
+    if os.environ.get(CLIENT_ENV) == "litellm" or not config.endpoint:
+        return False
+    return config.model.startswith(OPENAI_PREFIXES)
+
+
+def request_body(config: ModelConfig, request: ModelRequest) -> dict[str, Any]:
+    """The chat-completions body of one call: what litellm would send for `openai/<name>`."""
+    body: dict[str, Any] = {"model": config.model.split("/", 1)[1], "messages": request.messages}
+    temperature = request.temperature if request.temperature is not None else config.temperature
+    if temperature is not None:
+        body["temperature"] = temperature
+    max_tokens = request.max_tokens or config.max_tokens
+    if max_tokens:
+        body["max_tokens"] = max_tokens
+    if request.tools:
+        body["tools"] = request.tools
+        if request.tool_choice is not None:
+            body["tool_choice"] = request.tool_choice
+        if request.parallel_tool_calls is not None:
+            body["parallel_tool_calls"] = request.parallel_tool_calls
+    if request.stop:
+        body["stop"] = request.stop
+    if request.response_format is not None:
+        body["response_format"] = request.response_format
+    body.update(config.extra)
+    return body
+
+
+#: One connection pool per event loop and endpoint (an `httpx.AsyncClient` belongs to the loop it
+#: was made on; a process may run several loops, one after the other or in threads).
+_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[str, str | None], httpx.AsyncClient]] = weakref.WeakKeyDictionary()
+
+
+def _client(endpoint: str, api_key: str | None) -> httpx.AsyncClient:
+    loop = asyncio.get_running_loop()
+    pools = _clients.setdefault(loop, {})
+    key = (endpoint, api_key)
+    client = pools.get(key)
+    if client is None or client.is_closed:
+        headers = {"Authorization": f"Bearer {api_key or 'none'}", "Content-Type": "application/json"}
+        limits = httpx.Limits(max_connections=None, max_keepalive_connections=256)
+        client = pools[key] = httpx.AsyncClient(base_url=endpoint.rstrip("/"), headers=headers, limits=limits, timeout=None)
+    return client
+
+
+async def complete_openai(config: ModelConfig, request: ModelRequest) -> ModelResponse:
+    """One call to `config.endpoint`'s `/chat/completions`, with retries; the parsed reply or `ModelError`."""
+    expanded = {k: expand_env(v, where=f"{config.model}: {k}") for k, v in (("endpoint", config.endpoint), ("api_key", config.api_key))}
+    endpoint, api_key = str(expanded["endpoint"]), expanded["api_key"]
+    body = json.dumps(request_body(config, request), ensure_ascii=False).encode()
+    client = _client(endpoint, api_key)
+    attempt = 0
+    while True:
+        attempt += 1
+        try:
+            with anyio.fail_after(config.timeout_seconds):
+                reply = await client.post("/chat/completions", content=body)
+            if reply.status_code in TRANSIENT_STATUS:
+                raise _Transient(f"HTTP {reply.status_code}: {reply.text[:200]}")
+            if reply.status_code >= 400:
+                raise ModelError(f"{config.model} at {endpoint}: HTTP {reply.status_code}: {reply.text[:300]}")
+            break
+        except (_Transient, TimeoutError, httpx.TransportError) as exc:
+            why = str(exc) if isinstance(exc, _Transient) else f"{type(exc).__name__}: {exc}"
+            if attempt > config.max_retries:
+                # the cause the agent is shown (as ARE's agent shows an exception) says what kind of failure it was
+                cause: BaseException = ConnectionError(f"Connection error: {exc}") if isinstance(exc, httpx.ConnectError) else exc
+                raise ModelError(f"{config.model} at {endpoint}: gave up after {attempt} attempts: {why}", permanent=False) from cause
+            wait = config.backoff_seconds * (2 ** (attempt - 1))
+            log.info("%s: attempt %d of %d failed (%s); retrying in %.1f s", config.model, attempt, config.max_retries + 1, why, wait)
+            await anyio.sleep(wait)
+    try:
+        data = reply.json()
+        if not isinstance(data, dict) or not data.get("choices"):
+            raise ValueError(f"no `choices` in the reply: {reply.text[:200]!r}")
+        response = response_from_completion(data, request, read_tool_calls=True)
+    except (ValueError, TypeError, KeyError, IndexError) as exc:  # a reply that is not a chat completion: the server is broken, not busy
+        raise ModelError(f"{config.model} at {endpoint}: the reply is not a chat completion ({exc})") from None
+    response.model = str(data.get("model") or config.model)
+    response.attempts = attempt
+    response.client = "openai"
+    if response.tokens is None and config.tokenizer:
+        from orchestra.tokenization import retokenized
+
+        response = retokenized(response, request, config.tokenizer)
+    return response
+
+
+class _Transient(Exception):
+    """A reply worth a retry (see `TRANSIENT_STATUS`)."""

@@ -1,0 +1,98 @@
+"""A model's own tokenizer, for servers that send no token ids: the turn counted, and marked so.
+
+A trainer needs the ids the model saw and sampled. A server that returns them (vLLM's
+`return_token_ids`, `orchestra.openai_client`) is always preferred; for one that does not, the
+turn is rendered with the model's chat template and encoded with its tokenizer — the ids the
+tokenizer gives, which are the sampled ones only if the server renders and samples exactly so —
+and the turn is marked `retokenized` (`orchestra.types.Tokens`), never silently.
+
+The tokenizer is a Hugging Face tokenizer folder (`tokenizer.json`, and `tokenizer_config.json`
+with its `chat_template`), named by `ModelConfig.tokenizer`. The `tokenizers` and `jinja2`
+packages are already in orchestra's lock (litellm and ARE need them); no model weights are read.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import threading
+from pathlib import Path
+from typing import Any
+
+from orchestra.errors import OrchestraError
+from orchestra.types import ModelRequest, ModelResponse, Tokens
+
+__all__ = ["ChatTokenizer", "retokenized", "tokenizer_at"]
+
+
+class ChatTokenizer:
+    """A tokenizer and its chat template: `prompt_ids(messages, tools)` and `completion_ids(...)`."""
+
+    def __init__(self, folder: Path) -> None:
+        from tokenizers import Tokenizer
+
+        self.folder = folder
+        file = folder / "tokenizer.json"
+        if not file.is_file():
+            raise OrchestraError(f"tokenizer {folder}: no tokenizer.json (a Hugging Face tokenizer folder)")
+        self.tokenizer = Tokenizer.from_file(str(file))
+        config_file = folder / "tokenizer_config.json"
+        config = json.loads(config_file.read_text(encoding="utf-8")) if config_file.is_file() else {}
+        template = config.get("chat_template")
+        if not isinstance(template, str) and (folder / "chat_template.jinja").is_file():
+            template = (folder / "chat_template.jinja").read_text(encoding="utf-8")
+        if not isinstance(template, str):
+            raise OrchestraError(f"tokenizer {folder}: no chat template (tokenizer_config.json's `chat_template`, or chat_template.jinja)")
+        self.specials = {k: _token_text(v) for k, v in config.items() if k.endswith("_token") and v is not None}
+        self._template = _compile(template)
+        self._lock = threading.Lock()  # a `tokenizers.Tokenizer` is not documented as thread-safe
+
+    def render(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, *, generation_prompt: bool) -> str:
+        return str(self._template.render(messages=messages, tools=tools, add_generation_prompt=generation_prompt, **self.specials))
+
+    def encode(self, text: str) -> list[int]:
+        with self._lock:
+            return list(self.tokenizer.encode(text, add_special_tokens=False).ids)
+
+    def tokens(self, request: ModelRequest, assistant: dict[str, Any]) -> Tokens:
+        """The turn in ids: the prompt as the template renders it for generation, and the completion
+        as the template renders the assistant's message after it."""
+        prompt = self.render(request.messages, request.tools, generation_prompt=True)
+        whole = self.render([*request.messages, assistant], request.tools, generation_prompt=False)
+        completion = whole[len(prompt) :] if whole.startswith(prompt) else str(assistant.get("content") or "")
+        return Tokens(prompt_ids=tuple(self.encode(prompt)), completion_ids=tuple(self.encode(completion)), retokenized=True)
+
+
+def _token_text(value: Any) -> Any:
+    return value.get("content") if isinstance(value, dict) else value
+
+
+def _compile(source: str) -> Any:
+    from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+    def raise_exception(message: str) -> None:
+        raise OrchestraError(f"chat template: {message}")
+
+    env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True)
+    env.globals["raise_exception"] = raise_exception
+    env.filters["tojson"] = lambda value, indent=None: json.dumps(value, ensure_ascii=False, indent=indent)
+    return env.from_string(source)
+
+
+@functools.lru_cache(maxsize=16)
+def tokenizer_at(folder: str) -> ChatTokenizer:
+    """The tokenizer of a folder, loaded once per process."""
+    return ChatTokenizer(Path(folder).expanduser())
+
+
+def retokenized(response: ModelResponse, request: ModelRequest, folder: str) -> ModelResponse:
+    """`response` with its turn counted by the model's tokenizer (when the server sent no ids)."""
+    from orchestra.wire import completion_message
+
+    if response.tokens is not None:
+        return response
+    assistant = completion_message(response)
+    assistant.pop("usage", None)
+    response.tokens = tokens = tokenizer_at(folder).tokens(request, assistant)
+    response.usage = type(response.usage)(len(tokens.prompt_ids), len(tokens.completion_ids), response.usage.reasoning_tokens)
+    return response
