@@ -341,7 +341,7 @@ async def _iteration(agent: AgentContext) -> AsyncGenerator[ModelRequest, ModelR
     injected = [m for msgs in hook.pre_step(agent=agent) if msgs for m in msgs]
     if injected:
         scaffold.observe(injected)
-    request = scaffold.request(agent)  # built once: retries resend the same prompt, as ARE does
+    request = scaffold.request(agent)  # retries resend it, as ARE does, unless the scaffold rebuilds it (`retry_request`)
     trajectory = agent.rollout.trajectory
     # What the trajectory keeps of this step (read only: recording never changes the loop).
     prompt = trajectory.prompt(agent.name, request)
@@ -384,6 +384,7 @@ async def _iteration(agent: AgentContext) -> AsyncGenerator[ModelRequest, ModelR
                 break
             retries.append((response, problem))
             scaffold.record_retry(agent, response, problem)
+            request = scaffold.retry_request(agent, request)
     except ModelError as exc:
         if exc.permanent:  # the rollout (or this sub-agent) ends here; the trajectory keeps the step so far
             trace(session.elapsed, [*retries], None, calls=[], outcomes=[], model_error=f"{type(exc).__name__}: {exc} (permanent: the agent stops)")

@@ -147,6 +147,13 @@ class Scaffold(ABC):
         """An output was asked again: tell the model in the next iteration (ARE logs an error)."""
         self.messages.append({"role": "user", "content": f"ERROR: {problem}"})
 
+    def retry_request(self, agent: AgentView, request: ModelRequest) -> ModelRequest:
+        """The request that asks again after an unusable output (`record_retry` ran). Default: the
+        same request, as ARE's agent resends its prompt (the error reaches the model in the next
+        iteration); a scaffold whose history only grows may rebuild it, so the model sees its own
+        reply and the error at once (the trajectory keeps the step's first prompt)."""
+        return request
+
     def exhausted_error(self, response: ModelResponse, attempts: int) -> str:
         """The error after the last allowed retry (ARE raises it whatever that output was)."""
         return f"No usable output after {attempts} attempts."

@@ -124,6 +124,10 @@ class ToolCallingScaffold(Scaffold):
         self.messages.append(self._assistant_message(response, []))
         self.messages.append({"role": "user", "content": f"ERROR: {problem}"})
 
+    def retry_request(self, agent: AgentView, request: ModelRequest) -> ModelRequest:
+        """Asked again with the reply and its error in the history (the next prompt extends it)."""
+        return self.request(agent)
+
     def record(self, agent: AgentView, response: ModelResponse, calls: list[ToolCall], outcomes: list[ToolOutcome], format_error: str | None) -> None:
         if format_error:
             self.messages.append(self._assistant_message(response, []))

@@ -289,7 +289,7 @@ def test_the_readme_shows_the_vf_eval_quick_start_and_exactly_the_argument_table
     readme = (REPO / "docs" / "rl.md").read_text()
     section = readme[readme.index("## verifiers") :]
     section = section[: section.index("\n## ", 1)]
-    assert "vf-eval are-gaia2 -m policy -b \"$BASE_URL\"" in section  # the quick start (run by tests/rl/test_rl_docs.py)
+    assert 'vf-eval are-gaia2 -m policy -b "$BASE_URL"' in section  # the quick start (run by tests/rl/test_rl_docs.py)
     rows = dict(re.findall(r"^\| `(\w+)` \| `?([^`|]+?)`? \|", section, flags=re.MULTILINE))
     params = {k: v.default for k, v in inspect.signature(are_gaia2.load_environment).parameters.items() if k != "unknown"}
     assert list(rows) == list(params)

@@ -30,6 +30,7 @@ import argparse
 import json
 import math
 import os
+import re
 import subprocess
 import tempfile
 import threading
@@ -40,7 +41,7 @@ from typing import Any
 
 import torch
 from datasets import Dataset
-from transformers import AutoTokenizer, Qwen2Config, Qwen2ForCausalLM
+from transformers import AutoModelForCausalLM, AutoTokenizer, Qwen2Config, Qwen2ForCausalLM
 from trl import GRPOConfig, GRPOTrainer
 
 ANSWER_TOOL = "AgentUserInterface__send_message_to_user"
@@ -50,12 +51,13 @@ class PolicyServer:
     """The trainer's model behind an OpenAI-compatible chat endpoint (loopback), sampling one of the
     candidate completions token by token; every sample it served is kept (`served`)."""
 
-    def __init__(self, model: Any, tokenizer: Any, candidates: list[str]) -> None:
+    def __init__(self, model: Any, tokenizer: Any, candidates: list[str] | None, *, max_new_tokens: int = 256) -> None:
         self.model, self.tokenizer = model, tokenizer
-        self.candidates = candidates
-        end = tokenizer.convert_tokens_to_ids("<|im_end|>")
+        self.candidates = candidates or []
+        self.max_new_tokens = max_new_tokens
+        self.end = tokenizer.convert_tokens_to_ids("<|im_end|>")
         #: Each candidate as the model writes it: the tool call in the chat template's format, then end of turn.
-        self.sequences = [self._encode(c) + [end] for c in candidates]
+        self.sequences = [self._encode(c) + [self.end] for c in self.candidates]
         self.served: list[dict[str, Any]] = []
         self.lock = threading.Lock()
         server = self
@@ -79,6 +81,51 @@ class PolicyServer:
         self.url = f"http://127.0.0.1:{self.http.server_address[1]}/v1"
         threading.Thread(target=self.http.serve_forever, daemon=True).start()
 
+    def _free(self, body: dict[str, Any], prompt: list[int]) -> dict[str, Any]:
+        """Unconstrained sampling (a real model on a GPU): Qwen's `<tool_call>` blocks become tool calls."""
+        device = next(self.model.parameters()).device
+        torch.manual_seed(int(body.get("seed", 0)))
+        out = self.model.generate(
+            torch.tensor([prompt], device=device),
+            do_sample=True,
+            temperature=float(body.get("temperature") or 1.0),
+            max_new_tokens=self.max_new_tokens,
+            eos_token_id=self.end,
+            output_scores=True,
+            return_dict_in_generate=True,
+        )
+        ids = out.sequences[0, len(prompt) :].tolist()
+        logprobs = [float(torch.log_softmax(score[0].float(), -1)[i]) for score, i in zip(out.scores, ids)]
+        text = self.tokenizer.decode(ids, skip_special_tokens=True)
+        calls = []
+        for n, block in enumerate(re.findall(r"<tool_call>\s*(\{.*?\})\s*</tool_call>", text, re.S)):
+            try:
+                call = json.loads(block)
+                calls.append({"id": f"call_{n}", "type": "function", "function": {"name": call["name"], "arguments": json.dumps(call.get("arguments", {}))}})
+            except (ValueError, KeyError, TypeError):
+                pass
+        content = None if calls else text
+        self.served.append({"prompt_ids": prompt, "completion_ids": ids, "logprobs": logprobs, "answer": text})
+        return self._reply(body, prompt, ids, logprobs, {"role": "assistant", "content": content, **({"tool_calls": calls} if calls else {})})
+
+    def _reply(self, body: dict[str, Any], prompt: list[int], ids: list[int], logprobs: list[float], message: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "id": f"policy-{len(self.served)}",
+            "object": "chat.completion",
+            "model": body.get("model", "policy"),
+            "prompt_token_ids": prompt,
+            "choices": [
+                {
+                    "index": 0,
+                    "finish_reason": "tool_calls" if message.get("tool_calls") else "stop",
+                    "message": message,
+                    "token_ids": ids,
+                    "logprobs": {"content": [{"token": f"token_id:{i}", "logprob": lp} for i, lp in zip(ids, logprobs)]},
+                }
+            ],
+            "usage": {"prompt_tokens": len(prompt), "completion_tokens": len(ids), "total_tokens": len(prompt) + len(ids)},
+        }
+
     def _encode(self, answer: str) -> list[int]:
         call = json.dumps({"name": ANSWER_TOOL, "arguments": {"content": answer}})
         return list(self.tokenizer.encode(f"<tool_call>\n{call}\n</tool_call>", add_special_tokens=False))
@@ -87,6 +134,8 @@ class PolicyServer:
     def complete(self, body: dict[str, Any]) -> dict[str, Any]:
         text = self.tokenizer.apply_chat_template(body["messages"], tools=body.get("tools"), add_generation_prompt=True, tokenize=False)
         prompt = list(self.tokenizer.encode(text, add_special_tokens=False))
+        if not self.sequences:
+            return self._free(body, prompt)
         generator = torch.Generator().manual_seed(int(body.get("seed", 0)))
         live = list(range(len(self.sequences)))
         ids: list[int] = []
@@ -106,29 +155,14 @@ class PolicyServer:
         answer = self.candidates[done[0]]
         self.served.append({"prompt_ids": prompt, "completion_ids": ids, "logprobs": logprobs, "answer": answer})
         call = {"id": f"call_{len(self.served)}", "type": "function", "function": {"name": ANSWER_TOOL, "arguments": json.dumps({"content": answer})}}
-        return {
-            "id": f"policy-{len(self.served)}",
-            "object": "chat.completion",
-            "model": body.get("model", "policy"),
-            "prompt_token_ids": prompt,
-            "choices": [
-                {
-                    "index": 0,
-                    "finish_reason": "tool_calls",
-                    "message": {"role": "assistant", "content": None, "tool_calls": [call]},
-                    "token_ids": ids,
-                    "logprobs": {"content": [{"token": f"token_id:{i}", "logprob": lp} for i, lp in zip(ids, logprobs)]},
-                }
-            ],
-            "usage": {"prompt_tokens": len(prompt), "completion_tokens": len(ids), "total_tokens": len(prompt) + len(ids)},
-        }
+        return self._reply(body, prompt, ids, logprobs, {"role": "assistant", "content": None, "tool_calls": [call]})
 
 
-def orchestra_rollouts(orchestra: str, server: PolicyServer, scenario: str, group: int, seed: int, out: Path) -> list[dict[str, Any]]:
+def orchestra_rollouts(orchestra: str, server: PolicyServer, scenario: str, group: int, seed: int, out: Path, max_steps: int = 1) -> list[dict[str, Any]]:
     """One GRPO group through orchestra, in its own venv: the training traces, by member."""
     command = [
         orchestra, "run", "--model", "openai/policy", "--endpoint", server.url, "--api-key", "none", "--token-ids",
-        "--scenarios", scenario, "--runs", str(group), "--seed", str(seed), "--max-steps", "1", "--judge", "strict",
+        "--scenarios", scenario, "--runs", str(group), "--seed", str(seed), "--max-steps", str(max_steps), "--judge", "strict",
         "--no-preflight", "--no-progress", "--out", str(out),
     ]  # fmt: skip
     done = subprocess.run(command, capture_output=True, text=True, timeout=900)
@@ -141,9 +175,13 @@ def orchestra_rollouts(orchestra: str, server: PolicyServer, scenario: str, grou
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--orchestra", required=True, help="orchestra's command, in orchestra's venv")
-    parser.add_argument("--tokenizer", required=True, help="a Hugging Face tokenizer folder (tokenizer.json, chat template)")
+    parser.add_argument("--tokenizer", help="a Hugging Face tokenizer folder (tokenizer.json, chat template); default: --model's")
     parser.add_argument("--scenario", required=True)
-    parser.add_argument("--candidates", required=True, help="JSON list of answers: the right one and wrong ones")
+    parser.add_argument("--candidates", help="JSON list of answers (the right one and wrong ones) to constrain decoding to; without: free sampling")
+    parser.add_argument("--model", help="a Hugging Face model to train (default: a tiny randomly initialised Qwen2, for the CPU test)")
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--max-steps", type=int, default=1, help="the agent's step budget per episode (orchestra run --max-steps)")
+    parser.add_argument("--lr", type=float, default=0.05)
     parser.add_argument("--out", required=True)
     parser.add_argument("--steps", type=int, default=2)
     parser.add_argument("--group", type=int, default=4)
@@ -153,14 +191,17 @@ def main() -> None:
     torch.manual_seed(0)
     torch.set_num_threads(1)  # a tiny model: one thread is as fast, and shares a busy machine better
 
-    tokenizer = AutoTokenizer.from_pretrained(args.tokenizer)
-    config = Qwen2Config(
-        vocab_size=len(tokenizer), hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
-        num_key_value_heads=2, max_position_embeddings=32768, tie_word_embeddings=True,
-    )  # fmt: skip
-    model = Qwen2ForCausalLM(config)  # a real architecture, randomly initialised: the plumbing, not the skill
+    tokenizer = AutoTokenizer.from_pretrained(args.tokenizer or args.model)
+    if args.model:
+        model = AutoModelForCausalLM.from_pretrained(args.model, torch_dtype=torch.bfloat16).to(args.device)
+    else:
+        config = Qwen2Config(
+            vocab_size=len(tokenizer), hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
+            num_key_value_heads=2, max_position_embeddings=32768, tie_word_embeddings=True,
+        )  # fmt: skip
+        model = Qwen2ForCausalLM(config)  # a real architecture, randomly initialised: the plumbing, not the skill
     before = {name: p.detach().clone() for name, p in model.named_parameters()}
-    server = PolicyServer(model, tokenizer, json.loads(Path(args.candidates).read_text()))
+    server = PolicyServer(model, tokenizer, json.loads(Path(args.candidates).read_text()) if args.candidates else None)
     episodes: list[dict[str, Any]] = []
 
     def rollout_func(prompts: list[str], trainer: GRPOTrainer) -> dict[str, list[Any]]:
@@ -171,9 +212,9 @@ def main() -> None:
         for prompt in prompts:
             step = trainer.state.global_step
             folder = Path(tempfile.mkdtemp(prefix=f"step{step}-", dir=out))
-            for trace in orchestra_rollouts(args.orchestra, server, prompt, group, 1000 * step, folder):
+            for trace in orchestra_rollouts(args.orchestra, server, prompt, group, 1000 * step, folder, args.max_steps):
                 [agent] = trace["agents"]
-                sequence = agent["sequence"] or {**agent["turns"][0], "loss_mask": agent["turns"][0]["loss_mask"]}
+                sequence = agent["sequence"] or agent["turns"][0]  # several turns that do not extend: the first (this script's scope)
                 batch["prompt_ids"].append(sequence["prompt_token_ids"])
                 batch["completion_ids"].append(sequence["completion_token_ids"])
                 batch["logprobs"].append(sequence["per_token_logps"])
@@ -196,12 +237,12 @@ def main() -> None:
             max_steps=args.steps,
             num_generations=args.group,
             per_device_train_batch_size=args.group,
-            learning_rate=0.05,
+            learning_rate=args.lr,
             beta=0.0,
             logging_steps=1,
             save_strategy="no",
             report_to=[],
-            use_cpu=True,
+            use_cpu=args.device == "cpu",
             seed=0,
             max_completion_length=256,
             temperature=1.0,
