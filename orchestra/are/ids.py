@@ -76,6 +76,21 @@ def uuid_scope(rng: random.Random) -> Iterator[None]:
                 uuid.uuid4 = _stdlib_uuid4
 
 
+def scope_rng_state() -> object | None:
+    """Where the open `uuid_scope`'s RNG is in its stream (None outside any scope): a warm start
+    (`loading.instantiate`) resumes the stream where the cold start was after the same work, so the
+    ids minted after it (ARE's turn-condition actions) are the cold start's."""
+    rng = _uuid_rng.get()
+    return rng.getstate() if rng is not None else None
+
+
+def restore_scope_rng_state(state: object | None) -> None:
+    """Put the open `uuid_scope`'s RNG where `scope_rng_state` found one (nothing outside a scope or without a state)."""
+    rng = _uuid_rng.get()
+    if rng is not None and state is not None:
+        rng.setstate(state)  # type: ignore[arg-type]
+
+
 def uuid_shim_installed() -> bool:
     """Whether `uuid.uuid4` is orchestra's scoped function right now (only inside a `uuid_scope`)."""
     return uuid.uuid4 is _scoped_uuid4

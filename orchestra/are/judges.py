@@ -26,15 +26,15 @@ import threading
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from orchestra.are.imports import import_are
 from orchestra.are.judge_pool import _JUDGE_ATTRIBUTES, JudgePool, _no_llm_engine, build_scripted_judge, default_judge_pool
-from orchestra.judging.engine import JudgeEngine
-from orchestra.judging.fact_check import check_text
-from orchestra.judging.facts import Gazetteer
-from orchestra.judging.scenario_names import universe_names
 from orchestra.judging.settings import JudgeConfig, JudgeUsage
+
+if TYPE_CHECKING:  # the fact checker and the judge engine load when a judge first needs them, not at import
+    from orchestra.judging.engine import JudgeEngine
+    from orchestra.judging.facts import Gazetteer
 
 SEND_TO_USER = "AgentUserInterface__send_message_to_user"
 
@@ -51,11 +51,17 @@ def hard_checker_types() -> set[str]:
     return set(ast.literal_eval(raw) if isinstance(raw, str) else raw)
 
 
+def _gazetteer_class() -> type[Gazetteer]:
+    from orchestra.judging.facts import Gazetteer
+
+    return Gazetteer
+
+
 @dataclass
 class StrictState:
     """Per-rollout state of a strict judge: the universe's names and the checks made so far."""
 
-    gazetteer: Gazetteer = field(default_factory=Gazetteer)
+    gazetteer: Gazetteer = field(default_factory=lambda: _gazetteer_class()())
     checks: dict[tuple[str, str, str], dict[str, Any]] = field(default_factory=dict)
 
     def record(self, oracle_event: Any, agent_event: Any, arg: str, record: dict[str, Any]) -> None:
@@ -131,6 +137,8 @@ def strict_text_verdict(oracle_value: Any, agent_value: Any, gazetteer: Gazettee
 
     if normalize_arg(agent_value) == normalize_arg(oracle_value):  # what ARE's soft judge does first
         return {"ok": True, "required": [], "missing": [], "note": "equal to the oracle's text (ARE's normalized equality)"}
+    from orchestra.judging.fact_check import check_text
+
     return check_text(_as_text(oracle_value), _as_text(agent_value), gazetteer, context, request).as_dict()
 
 
@@ -188,6 +196,8 @@ def _scenario_gazetteer(scenario: Any, tasks: list[str]) -> Gazetteer:
             action = getattr(event, "action", None)
             args = getattr(action, "args", None) or {}
             states.append({k: v for k, v in args.items() if k != "self" and isinstance(v, str | dict | list)})
+    from orchestra.judging.scenario_names import universe_names
+
     g = universe_names(states, tasks)
     if scenario.start_time is not None:
         import datetime as dt
@@ -291,6 +301,8 @@ def build_strict(config: JudgeConfig) -> Any:
 
 
 def _judge_engine(config: JudgeConfig) -> JudgeEngine:
+    from orchestra.judging.engine import JudgeEngine
+
     assert config.model is not None  # JudgeConfig requires a model for mode llm
     return JudgeEngine(
         config.model,

@@ -21,6 +21,7 @@ if TYPE_CHECKING:  # pragma: no cover - import for type checkers only
     from are.simulation.validation.judge import GraphPerEventJudge
 
     from orchestra.config import NoiseConfig
+from orchestra.are import ids
 from orchestra.are.environment import DrivenEnvironment
 from orchestra.are.ids import reseed_apps
 from orchestra.are.imports import import_are
@@ -366,6 +367,8 @@ class PreparedScenario:
     noise: NoiseConfig | None = None
     augmentation: bool = False
     env_events_scheduled: int = 0
+    #: The id stream's position once the world was made, before the judge was attached (`ids.scope_rng_state`).
+    world_rng_state: object | None = None
 
     @property
     def scenario_id(self) -> str:
@@ -395,7 +398,10 @@ def prepare_for_rollout(
     if judge is None:
         raise ValueError("a judge is required")
     oracle_log = _prepare_world(scenario, source=source, duration=duration, noise=noise)
-    return _attach_judge(scenario, judge, source=source, oracle_log=oracle_log, noise=noise)
+    world_rng_state = ids.scope_rng_state()
+    prepared = _attach_judge(scenario, judge, source=source, oracle_log=oracle_log, noise=noise)
+    prepared.world_rng_state = world_rng_state
+    return prepared
 
 
 def _with_system_app(scenario: Any, source: str, duration: float | None, noise: NoiseConfig | None) -> None:
@@ -533,6 +539,12 @@ class ScenarioTemplate:
     initial_apps: dict[str, dict[str, str]]
     oracle_log: list[Any]
     scenario_id: str
+    #: Where the load's id stream was once the world was made: a member resumes it there before its
+    #: judge is attached, so ARE's turn-condition action ids (in the exported trace) are a cold start's.
+    world_rng_state: object | None = None
+    #: The apps' states as the file has them (ARE's `serialized_apps`, shared read-only by the members):
+    #: what the judges read the universe's names from (`judges._scenario_gazetteer`).
+    file_app_states: dict[str, Any] = field(default_factory=dict)
     _member_text: str | None = field(default=None, repr=False)
 
     @property
@@ -614,6 +626,8 @@ def template_of(prepared: PreparedScenario, text: str, *, duration: float | None
         initial_apps={name: dict(entry) for name, entry in prepared.scenario._initial_apps.items()},
         oracle_log=list(prepared.oracle_log),
         scenario_id=prepared.scenario_id,
+        world_rng_state=prepared.world_rng_state,
+        file_app_states=file_app_states(prepared.scenario),
     )
 
 
@@ -623,8 +637,21 @@ def load_template(text: str, source: str, *, duration: float | None = None, nois
     oracle_log = _prepare_world(scenario, source=source, duration=duration, noise=noise)
     initial = {name: dict(entry) for name, entry in scenario._initial_apps.items()}
     return ScenarioTemplate(
-        text=text, source=source, duration=duration, noise=noise, initial_apps=initial, oracle_log=list(oracle_log), scenario_id=str(scenario.scenario_id)
+        text=text,
+        source=source,
+        duration=duration,
+        noise=noise,
+        initial_apps=initial,
+        oracle_log=list(oracle_log),
+        scenario_id=str(scenario.scenario_id),
+        world_rng_state=ids.scope_rng_state(),
+        file_app_states=file_app_states(scenario),
     )
+
+
+def file_app_states(scenario: Any) -> dict[str, Any]:
+    """App name -> its state as the scenario file gives it (`serialized_apps`)."""
+    return {exported.name: exported.app_state for exported in scenario.serialized_apps or []}
 
 
 def _parse_member(template: ScenarioTemplate) -> Any:
@@ -647,7 +674,13 @@ def instantiate(template: ScenarioTemplate, judge: Any, *, source: str | None = 
     _initialize_from(scenario, template)
     reseed_apps(scenario)
     stabilize_file_systems(scenario, pending=_pending_trees(scenario, template))
-    return _attach_judge(scenario, judge, source=source, oracle_log=list(template.oracle_log), noise=template.noise)
+    for exported in scenario.serialized_apps or []:  # parsed without them (`member_text`); the judges read names there
+        if exported.name in template.file_app_states:
+            exported.app_state = template.file_app_states[exported.name]
+    ids.restore_scope_rng_state(template.world_rng_state)
+    prepared = _attach_judge(scenario, judge, source=source, oracle_log=list(template.oracle_log), noise=template.noise)
+    prepared.world_rng_state = template.world_rng_state
+    return prepared
 
 
 def _initialize_from(scenario: Any, template: ScenarioTemplate) -> None:

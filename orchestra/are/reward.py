@@ -25,9 +25,6 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from orchestra.judging.fact_check import covers
-from orchestra.judging.facts import read_text
-
 DENSE_CAP = 0.8
 #: ARE's tool name of the answer to the user.
 ANSWER_TOOL = "AgentUserInterface__send_message_to_user"
@@ -78,7 +75,8 @@ def answer_has_content(prepared: Any, oracle: Any, agent: Any, *, confirms_work:
     or the oracle's answer gives nothing new and `confirms_work` (another oracle write was matched).
     """
     from orchestra.are.judges import judge_gazetteer
-    from orchestra.judging.fact_check import new_facts
+    from orchestra.judging.fact_check import covers, new_facts
+    from orchestra.judging.facts import read_text
 
     judge = prepared.judge
     turn = judge.state.oracle_event_id_to_turn_idx.get(oracle.event_id, len(judge.state.scenario_tasks))

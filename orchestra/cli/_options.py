@@ -15,13 +15,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from orchestra.errors import OrchestraError
-from orchestra.host import Host
-from orchestra.runs.executors import Executor
 
-if TYPE_CHECKING:  # pragma: no cover - `orchestra scenarios` takes the filters without pydantic or the configs
+if TYPE_CHECKING:  # pragma: no cover - `orchestra scenarios` takes the filters without pydantic, the host or the configs
     from pydantic import BaseModel
 
     from orchestra.config import SessionConfig
+    from orchestra.host import Host
+    from orchestra.runs.executors import Executor
 
 #: The built-in judges and the judge-call cache variable (`orchestra.judging.settings`; repeated here so
 #: the option help needs no import of the configs).

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections import Counter
+from collections import Counter, deque
 
 from orchestra.cli._options import SOURCE_HELP, add_filter_options, filter_kwargs
 from orchestra.cli._output import emit_json
@@ -26,10 +26,13 @@ def run(args: argparse.Namespace) -> int:
     counts: Counter[str] = Counter()
     n = 0
     rejected: list[str] = []
-    files = list(resolve(args.sources, **filter_kwargs(args)))  # a source that cannot be read fails before the header
+    # A source that cannot be read fails before the header; each file's text is let go once described
+    # (the bundled corpus is 34 MB of JSON).
+    files = deque(resolve(args.sources, **filter_kwargs(args)))
     if not args.json:
         print(f"{'scenario':<40} {'capabilities':<26} {'turns':>5} {'universe bytes':>15}  split")
-    for file in files:
+    while files:
+        file = files.popleft()
         try:
             info = describe(file)
         except ScenarioError as exc:

@@ -60,6 +60,7 @@ def test_a_files_app_the_oracle_changed_is_reloaded(judge_pool, monkeypatch):
         return real(root)
 
     monkeypatch.setattr(loading, "_tree_fingerprint", fingerprint_after_a_write)
+    loading.process_templates().clear()  # a cold start: the load and its soft reset run in this test
     with Session.open(UNIVERSE, judge_pool=judge_pool) as s:
         (app,) = loading._file_system_apps(s.prepared.scenario)
         assert app.tmpdir != calls[0]  # ARE's reset made a new sandbox and reloaded it
