@@ -73,7 +73,8 @@ def header(o: RolloutRecord) -> list[str]:
     r = o.result
     if r is not None:
         lines.append(
-            f"reward {r.reward:.2f}  sim {r.sim_seconds:.1f}s  steps {r.steps}  model calls {r.model_calls}  tool calls {r.n_tool_calls}  "
+            (f"reward {o.reward:.2f}  " if o.reward is not None else "no reward (ERROR)  ")
+            + f"sim {r.sim_seconds:.1f}s  steps {r.steps}  model calls {r.model_calls}  tool calls {r.n_tool_calls}  "
             f"tokens {r.prompt_tokens}+{r.completion_tokens}  cost ${r.cost_usd:.4f}  stop {r.stop_reason}  judge {r.judge}"
         )
     elif o.trajectory is not None and o.trajectory.stop_reason:
@@ -122,7 +123,9 @@ def transcript(o: RolloutRecord, *, full: bool = False, prompts: bool = False) -
         )
         by = f"{agent:<10}" if agent else f"{'':<10}"
         lines.append(f"  {e.get('t', 0):8.1f}  {e.get('type', ''):<6} {by} {e.get('tool')}({_short(e.get('args') or {}, 90)}){outcome}")
-    if r is not None:
+    if r is not None and o.reward is None:  # an ERROR the judge looked at anyway: its view, never a verdict
+        lines += ["", f"verdict: none (ERROR); the {r.judge} judge's view of what ran before the error, {r.turns_completed}/{r.nb_turns} turns:"]
+    elif r is not None:
         lines += ["", f"verdict: {'PASS' if r.success else 'FAIL'}  reward {r.reward:.2f}  ({r.judge} judge, {r.turns_completed}/{r.nb_turns} turns)"]
         for turn in r.turns:
             if turn.rationale and len(r.turns) > 1:

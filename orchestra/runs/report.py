@@ -388,7 +388,7 @@ def _rollouts_table(run: RunFolder) -> str:
         body.append(
             f'<tr data-status="{_e(r.status)}"><td><a href="#{anchor(r)}">{_e(r.scenario_id)}</a>{_e(f" [{r.perturbation}]" if r.perturbation else "")}</td>'
             f"<td>{_e(', '.join(capabilities_of(r, run.manifest)))}</td><td>{r.sample_index}</td><td>{_badge(r.status)}</td>"
-            f"<td>{_num(res.reward, '.2f') if res else '–'}</td><td>{_num(res.sim_seconds) if res else '–'}</td><td>{res.steps if res else '–'}</td>"
+            f"<td>{_num(r.reward, '.2f')}</td><td>{_num(res.sim_seconds) if res else '–'}</td><td>{res.steps if res else '–'}</td>"
             f"<td>{res.prompt_tokens + res.completion_tokens if res else '–'}</td><td>{f'{res.cost_usd:.4f}' if res else '–'}</td>"
             f'<td>{_e(res.stop_reason) if res else "–"}</td><td class="err">{_e(_first_line(error))}</td></tr>'
         )
@@ -423,7 +423,8 @@ def _verdict(record: RolloutRecord) -> str:
     parts = [f'<div class="verdict">{_badge(record.status)} ']
     if r is not None:
         parts.append(
-            f"reward <b>{r.reward:.2f}</b> · judge {_e(r.judge)} · simulated {r.sim_seconds:.1f} s · turns {r.turns_completed}/{r.nb_turns} · "
+            (f"reward <b>{record.reward:.2f}</b>" if record.reward is not None else "no reward (ERROR)")
+            + f" · judge {_e(r.judge)} · simulated {r.sim_seconds:.1f} s · turns {r.turns_completed}/{r.nb_turns} · "
             f"steps {r.steps} · model calls {r.model_calls} · tool calls {r.n_tool_calls} · tokens {r.prompt_tokens}+{r.completion_tokens} · "
             f"cost ${r.cost_usd:.4f} · stop {_e(r.stop_reason)}"
         )
@@ -587,7 +588,8 @@ def _transcript(record: RolloutRecord) -> str:
         f"{_badge(record.status)} <b>{_e(record.scenario_id)}</b>"
         + (f" [{_e(record.perturbation)}]" if record.perturbation else "")
         + f' <span class="dim">run {record.sample_index} · {_e(record.policy)}'
-        + (f" · reward {res.reward:.2f} · {res.sim_seconds:.1f} s · {res.steps} steps" if res is not None else "")
+        + (f" · reward {record.reward:.2f}" if record.reward is not None else "")
+        + (f" · {res.sim_seconds:.1f} s · {res.steps} steps" if res is not None else "")
         + "</span>"
     )
     trajectory = record.trajectory
