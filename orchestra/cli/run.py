@@ -199,7 +199,10 @@ def _run_batch(args: argparse.Namespace, specs: list[_Spec], host: Host, executo
     run_dir = batch.run_dir
     summary = summarize(everything, Manifest.model_validate_json(run_dir.manifest_path.read_text()) if run_dir is not None else None)
     if run_dir is not None:
-        (run_dir.path / SUMMARY).write_text(summary.model_dump_json(indent=1) + "\n")
+        try:
+            (run_dir.path / SUMMARY).write_text(summary.model_dump_json(indent=1) + "\n")
+        except OSError as exc:
+            raise run_dir.unwritable(exc) from None
     if not args.json:
         print(f"\n{totals_line(everything)}", file=sys.stderr)
         totals = noise_totals(everything)

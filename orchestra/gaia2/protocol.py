@@ -89,6 +89,8 @@ class Gaia2Result:
 
     table: Gaia2Table | None
     records: dict[tuple[str, str], list[RolloutRecord]]
+    #: Why the run stopped before its end (its folder could not be written), None when it ran to its end.
+    stopped: str | None = None
 
 
 class PhaseObserver(Protocol):
@@ -192,6 +194,8 @@ async def run_phases(
             await batch.run(host=host, concurrency=concurrency, on_record=on_record, keeping=keeping)
         if observer is not None:
             observer.finished(phase, batch)
+        if batch.stopped is not None:  # what finished is kept; the same call resumes
+            return Gaia2Result(table=None, records=records, stopped=batch.stopped)
         by_key = {rollout_key(r.spec): r for r in batch.records if r.spec is not None}
         for b in plan.batches:
             if b.phase is phase:

@@ -17,7 +17,8 @@
   died mid-run), or at the first `ERROR` after which `health` says the model's endpoint no longer
   answers (`orchestra.runs.preflight.endpoint_health`: a server that died stops the batch after
   one rollout, not ten): the rollouts in flight are abandoned, `stopped` says why; what finished is
-  kept and the same batch resumes.
+  kept and the same batch resumes. A run folder that cannot be written mid-run (deleted, disk
+  full) stops it the same way.
 """
 
 from __future__ import annotations
@@ -97,9 +98,16 @@ class BatchRun:
         streak = 0
         with anyio.CancelScope() as scope:
             async for record in execute_all(self.todo, host=host, judge_pool=judge_pool, concurrency=concurrency, executor=executor):
+                if self.stopped is not None:
+                    continue  # cancelled: nothing more is kept
                 with keeping():
                     if self.run_dir is not None:
-                        self.run_dir.keep(record)  # rollouts/NAME.json with the trajectory, then its line in results.jsonl
+                        try:
+                            self.run_dir.keep(record)  # rollouts/NAME.json with the trajectory, then its line in results.jsonl
+                        except OSError as exc:  # the folder went away or filled up mid-run: stop, keep what was kept
+                            self.stopped = f"{self.run_dir.unwritable(exc)}; the rollout that just finished is lost"
+                            scope.cancel()
+                            continue
                     self.done.append(record.model_copy(update={"trajectory": None}))
                 if on_record is not None:
                     on_record(record)

@@ -4,8 +4,8 @@ A setup mistake found per scenario, late, costs a scenario load (seconds) and a 
 errors each; found here it costs one line and exit status 2 before anything runs:
 
 * every scenario file passes the checks that need no ARE import (a JSON object of ARE's version,
-  a definition, apps, the user's contact: `orchestra.are.loading.precheck_scenario_json`), and no
-  two files share a scenario id (`orchestra.runs.run_dir.shared_ids`: both paths named);
+  a definition, apps, the user's contact: `orchestra.are.loading.precheck_scenario_json`; at
+  least one oracle event, or there is nothing to judge against), and no two files share a scenario id (`orchestra.runs.run_dir.shared_ids`: both paths named);
 * every model of every agent (a team's app-agents and per-app overrides included) and the LLM
   judge's model resolves: its `${VAR}` references are set; a provider registered by a plugin
   (`orchestra/...`) checks the model itself (the scripted model's file exists and parses), through
@@ -59,6 +59,8 @@ PROBE_TIMEOUT = 30.0
 #: Providers whose endpoint speaks OpenAI's chat wire (`POST {endpoint}/chat/completions`, the model
 #: name without its provider): their test request needs no litellm.
 OPENAI_WIRE = ("openai", "hosted_vllm")
+#: The class of the scenario's events the judge compares the agent's against (ARE's `OracleEvent`).
+ORACLE_EVENT = "OracleEvent"
 #: The test request: the smallest the run's requests look like.
 PROBE_MESSAGES = [{"role": "user", "content": "Reply with OK."}]
 
@@ -142,9 +144,13 @@ def _scenario_problem(file: ScenarioFile) -> str | None:
     from orchestra.are.loading import precheck_scenario_json
 
     try:
-        precheck_scenario_json(file.text, file.path)
+        raw = precheck_scenario_json(file.text, file.path)
     except ScenarioError as exc:
         return str(exc)
+    events = raw.get("events")
+    if not isinstance(events, list) or not any(isinstance(e, dict) and e.get("class_name") == ORACLE_EVENT for e in events):
+        # ARE's loader finds this only after loading and initializing the scenario (18-21 s a rollout)
+        return str(ScenarioError(file.path, "the scenario has no oracle events: there is nothing to judge against"))
     return None
 
 

@@ -255,3 +255,15 @@ def test_two_files_with_one_scenario_id_are_refused_naming_both(tmp_path, scenar
     captured = capsys.readouterr()
     assert captured.out == "" and captured.err.startswith(f"orchestra: error: {said}")
     assert not (tmp_path / "out" / "results.jsonl").exists()
+
+
+def test_a_scenario_without_oracle_events_fails_at_preflight(tmp_path, scenario_path, capsys):
+    """ARE's loader finds it only after loading and initializing the scenario, 18-21 s a rollout."""
+    data = json.loads(scenario_path("starter_search_lookup").read_text())
+    data["events"] = [e for e in data["events"] if e.get("class_name") != "OracleEvent"]
+    bare = tmp_path / "no_oracle.json"
+    bare.write_text(json.dumps(data))
+    code = main(["run", "--model", "orchestra/oracle", "--scenarios", str(bare)])
+    captured = capsys.readouterr()
+    assert code == 2 and captured.out == ""
+    assert captured.err.strip() == f"orchestra: error: preflight: {bare}: the scenario has no oracle events: there is nothing to judge against"
