@@ -24,7 +24,7 @@ from orchestra.host import Host
 from orchestra.models import ModelConfig
 from orchestra.record import RolloutRecord
 from orchestra.runs.batch import BatchRun
-from orchestra.runs.preflight import DEFAULT_TIMEOUT, preflight
+from orchestra.runs.preflight import DEFAULT_TIMEOUT, endpoint_health, preflight
 from orchestra.runs.progress import display_for
 from orchestra.spec import AgentConfig
 from orchestra.teams.config import TeamConfig
@@ -202,7 +202,8 @@ def _run_phases(args: argparse.Namespace, host: Host, plan: Gaia2Plan) -> int:
 
     async def rollouts(tg: anyio.abc.TaskGroup) -> None:
         try:
-            result.append(await run_phases(plan, host, concurrency=args.concurrency, observer=phases, keeping=ctrl_c.keeping))
+            health = endpoint_health([s for b in plan.batches for s in b.specs], host, timeout=args.preflight_timeout)  # a dead endpoint stops the run
+            result.append(await run_phases(plan, host, concurrency=args.concurrency, observer=phases, keeping=ctrl_c.keeping, health=health))
         finally:
             phases.close()
 
@@ -210,7 +211,7 @@ def _run_phases(args: argparse.Namespace, host: Host, plan: Gaia2Plan) -> int:
     if ctrl_c.why is not None or not result:
         phases.last_words(ctrl_c.why or "interrupted")
         return ctrl_c.code
-    if result[0].stopped is not None:  # the submission folder could not be written mid-run
+    if result[0].stopped is not None:  # the submission folder could not be written, or the model's endpoint died, mid-run
         phases.last_words(result[0].stopped)
         return 1
     table = result[0].table

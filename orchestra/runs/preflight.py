@@ -5,7 +5,7 @@ errors each; found here it costs one line and exit status 2 before anything runs
 
 * every scenario file passes the checks that need no ARE import (a JSON object of ARE's version,
   a definition, apps, the user's contact: `orchestra.are.loading.precheck_scenario_json`; at
-  least one oracle event, or there is nothing to judge against), and no two files share a scenario id (`orchestra.runs.run_dir.shared_ids`: both paths named);
+  least one oracle event, or there is nothing to judge against), and no two files share a scenario id (`shared_ids`: both paths named);
 * every model of every agent (a team's app-agents and per-app overrides included) and the LLM
   judge's model resolves: its `${VAR}` references are set; a provider registered by a plugin
   (`orchestra/...`) checks the model itself (the scripted model's file exists and parses), through
@@ -47,7 +47,7 @@ if TYPE_CHECKING:  # pragma: no cover
 if TYPE_CHECKING:  # pragma: no cover
     from orchestra.judging.settings import JudgeConfig
 
-__all__ = ["PreflightError", "check_judge", "endpoint_health", "models_of", "preflight"]
+__all__ = ["PreflightError", "check_judge", "endpoint_health", "models_of", "preflight", "shared_ids"]
 
 log = logging.getLogger(__name__)
 
@@ -119,17 +119,43 @@ def preflight(batch: Sequence[tuple[RolloutSpec, ScenarioFile | None]], host: Ho
         raise PreflightError(f"preflight: {bad[0]}")
     if bad:
         raise PreflightError("\n".join([f"preflight: {line}" for line in bad] + [f"preflight: {len(bad)} bad scenario files"]))
-    from orchestra.runs.run_dir import shared_ids
-
     shared = shared_ids(batch)
     if shared:
         raise PreflightError("\n".join(f"preflight: {line}" for line in shared))
-    seen: set[ModelUse] = set()
+    seen: set[tuple[str, str | None, str | None, tuple[tuple[str, str], ...]]] = set()
     for use in (u for spec, _ in batch for u in models_of(spec)):
-        if use in seen:
+        called = (use.model, use.endpoint, use.api_key, use.extra)  # one check (one test request) per model and endpoint, whoever calls it
+        if called in seen:
             continue
-        seen.add(use)
+        seen.add(called)
         check_model(use, host, timeout=timeout)
+
+
+def _scenario_id(file: ScenarioFile) -> str:
+    from orchestra.scenario_info import describe
+
+    try:
+        return describe(file).scenario_id
+    except OrchestraError:
+        return file.stem
+
+
+def shared_ids(batch: Sequence[tuple[RolloutSpec, ScenarioFile | None]]) -> list[str]:
+    """One line per scenario id that two or more files of the batch share (Gaia2's `mini` reuses the
+    ids of the other configs): their rollouts would be one name (`rollouts/NAME.json`, `orchestra show`,
+    the report's links) and one scenario of pass@1, counted twice. Empty when every id is one file's."""
+    paths: dict[str, list[str]] = {}
+    for spec, file in batch:
+        file = file or ScenarioFile(spec.scenario)
+        found = paths.setdefault(_scenario_id(file), [])
+        if spec.scenario not in found:
+            found.append(spec.scenario)
+    return [
+        f"scenario id {sid!r} is in {len(files)} files of the batch: {' and '.join(files)}; their rollouts would overwrite each other "
+        f"(rollouts/{sid}.json) and count twice in pass@1: run one of them (give one file, or a narrower source)"
+        for sid, files in paths.items()
+        if len(files) > 1
+    ]
 
 
 def check_judge(judge: JudgeConfig, host: Host, *, timeout: float = DEFAULT_TIMEOUT) -> None:

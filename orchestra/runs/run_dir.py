@@ -33,7 +33,7 @@ from orchestra.record import RolloutRecord
 from orchestra.scenario_files import ScenarioFile
 from orchestra.spec import RolloutSpec
 
-__all__ = ["MANIFEST", "RESULTS", "Manifest", "RunDir", "ScenarioEntry", "configuration", "read_results", "rollout_key", "rollout_name", "shared_ids"]
+__all__ = ["MANIFEST", "RESULTS", "Manifest", "RunDir", "ScenarioEntry", "configuration", "read_results", "rollout_key", "rollout_name"]
 
 RESULTS = "results.jsonl"
 MANIFEST = "manifest.json"
@@ -118,33 +118,6 @@ def build_manifest(batch: Batch, *, runs: int = 1) -> Manifest:
     )
 
 
-def _scenario_id(file: ScenarioFile) -> str:
-    from orchestra.scenario_info import describe
-
-    try:
-        return describe(file).scenario_id
-    except OrchestraError:
-        return file.stem
-
-
-def shared_ids(batch: Batch) -> list[str]:
-    """One line per scenario id that two or more files of the batch share (Gaia2's `mini` reuses the
-    ids of the other configs): their rollouts would be one name (`rollouts/NAME.json`, `orchestra show`,
-    the report's links) and one scenario of pass@1, counted twice. Empty when every id is one file's."""
-    paths: dict[str, list[str]] = {}
-    for spec, file in batch:
-        file = file or ScenarioFile(spec.scenario)
-        found = paths.setdefault(_scenario_id(file), [])
-        if spec.scenario not in found:
-            found.append(spec.scenario)
-    return [
-        f"scenario id {sid!r} is in {len(files)} files of the batch: {' and '.join(files)}; their rollouts would overwrite each other "
-        f"(rollouts/{sid}.json) and count twice in pass@1: run one of them (give one file, or a narrower source)"
-        for sid, files in paths.items()
-        if len(files) > 1
-    ]
-
-
 def read_results(path: Path) -> list[RolloutRecord]:
     """The records of a results file (or of the run folder holding one); a torn last line is skipped."""
     if path.is_dir():
@@ -196,6 +169,8 @@ class RunDir:
         self.retried = 0
 
     def open(self, batch: Batch, *, runs: int = 1) -> RunDir:
+        from orchestra.runs.preflight import shared_ids
+
         shared = shared_ids(batch)  # also with --no-preflight: one file's record must never overwrite another's
         if shared:
             raise OrchestraError("; ".join(shared))

@@ -262,3 +262,33 @@ def test_a_folder_without_a_capability_leaves_its_column_empty(gaia2_folder, tmp
     empty.mkdir()
     assert main(["gaia2", "--team", "oracle", "--source", str(empty), "--out", str(tmp_path / "o2")]) == 2
     assert capsys.readouterr().err.strip().splitlines()[-1].startswith(f"orchestra: error: {empty}: no Gaia2 scenarios: a Gaia2 folder holds ")
+
+
+def test_a_model_endpoint_that_dies_mid_run_stops_gaia2_with_the_resume_line(gaia2_folder, tmp_path, capsys):
+    from orchestra_dev.mock_openai import MockServer
+
+    out = tmp_path / "out"
+    with MockServer(latency=0.0, fault="http500", healthy=1) as server:  # the preflight's test request passes, then HTTP 500s
+        argv = [
+            "gaia2",
+            "--model",
+            "openai/mock",
+            "--endpoint",
+            server.base_url,
+            "--runs",
+            "1",
+            "--source",
+            str(gaia2_folder),
+            "--out",
+            str(out),
+            "--no-progress",
+        ]
+        code = main(argv)
+    captured = capsys.readouterr()
+    assert code == 1 and len(captured.out.strip().splitlines()) == 1 and " ERROR " in captured.out
+    last = captured.err.strip().splitlines()[-1]
+    assert last.startswith(f"orchestra: the model endpoint stopped answering (agent model openai/mock: endpoint {server.base_url}: ")
+    assert last.endswith(
+        f"in phase standard: 1 of its 5 rollout(s) finished, kept in {out / 'standard' / 'results.jsonl'} (earlier phases are complete); resume with: orchestra {' '.join(argv)}"
+    )
+    assert not (out / "gaia2_table.json").exists()
