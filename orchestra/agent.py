@@ -31,6 +31,11 @@ The main agent's loop is ARE's default agent loop (`ARESimulationAgent.agent_loo
   `Thought:` nor `Action:`) is asked again, up to 10 times, inside the same iteration — then the
   scaffold's action (its tool calls, produced as it runs), then post-step. A model failure that
   survived the retries is shown to the model as ARE shows exceptions and costs the iteration.
+* **A model that stopped answering.** ARE loops on failed calls until its 80 iterations are spent
+  (minutes of retries per rollout against a dead server). Here the calls that follow a failed one
+  are made without retries (the failed one spent the backoff), and `MAX_FAILED_CALLS_IN_A_ROW`
+  failed calls in a row end the agent with a permanent `ModelError`: the rollout is an ERROR in
+  seconds. `RolloutSpec.are_model_failures` (parity runs) keeps ARE's loop.
 
 A sub-agent (`role="sub"`, started by `spawn` on the parent's session and clock) has one run: its
 task, its own mailbox, its own tools (shaped by the `agent_tools` hook), until it returns through
@@ -47,7 +52,7 @@ from typing import TYPE_CHECKING, Any
 from orchestra.are.agent_format import ARE_INVALID_FORMAT_RETRIES
 from orchestra.config import DEFAULT_MAX_STEPS, DEFAULT_SUB_AGENT_MAX_STEPS, FINAL_ANSWER_TOOL
 from orchestra.errors import OrchestraError
-from orchestra.models import ModelConfig, ModelError
+from orchestra.models import ModelConfig, ModelError, retries_at_most
 from orchestra.session import SEND_TO_USER_TOOL, Session
 from orchestra.types import AgentLedger, Delegation, ModelRequest, ModelResponse, StepDecision, StepRecord, ToolCall, ToolOutcome, ToolSpec
 from orchestra.views import AgentView, HostView, RolloutView
@@ -57,10 +62,15 @@ if TYPE_CHECKING:  # pragma: no cover
 
 MAIN = "main"
 
+#: Failed model calls in a row (each after its retries, or the first one's) that end an agent: a
+#: model that fails this often in a row is down or broken, and the rollout's verdict would not be its.
+MAX_FAILED_CALLS_IN_A_ROW = 3
+
 __all__ = [
     "DEFAULT_MAX_STEPS",
     "DEFAULT_SUB_AGENT_MAX_STEPS",
     "FINAL_ANSWER_TOOL",
+    "MAX_FAILED_CALLS_IN_A_ROW",
     "AgentContext",
     "AgentStepper",
     "StepDecision",
@@ -98,6 +108,8 @@ class AgentContext:
     state: dict[str, Any] = field(default_factory=dict)
     #: The loop's own: the step the current iteration produced (the post-step decision reads it).
     last_step: StepRecord | None = field(default=None, repr=False)
+    #: Model calls that failed one after the other, up to now (0 after any call that answered).
+    failed_calls_in_a_row: int = 0
 
     def __post_init__(self) -> None:
         self.ledger.name, self.ledger.role, self.ledger.parent, self.ledger.app = self.name, self.role, self.parent, self.app
@@ -172,6 +184,13 @@ class AgentContext:
     @property
     def is_main(self) -> bool:
         return self.role == MAIN
+
+    @property
+    def ends_on_failing_model(self) -> bool:
+        """Whether failed calls in a row end this agent (`MAX_FAILED_CALLS_IN_A_ROW`): yes, unless
+        the rollout keeps ARE's loop (`are_model_failures`, parity runs)."""
+        spec = getattr(self.rollout, "spec", None)
+        return not getattr(spec, "are_model_failures", False)
 
 
 class AgentStepper:
@@ -255,7 +274,9 @@ async def drive(agent: AgentContext) -> None:
     request = await stepper.next_request()
     while request is not None:
         try:
-            response = await agent.host.hook.model_call(agent=agent, request=request)
+            # after a failed call, no retries: that one waited out the backoff (see the module doc)
+            with retries_at_most(0 if agent.failed_calls_in_a_row and agent.ends_on_failing_model else None):
+                response = await agent.host.hook.model_call(agent=agent, request=request)
         except ModelError as exc:
             await stepper.fail(exc)
         else:
@@ -373,6 +394,7 @@ async def _iteration(agent: AgentContext) -> AsyncGenerator[ModelRequest, ModelR
                 response = forced
             else:
                 response = yield request
+                agent.failed_calls_in_a_row = 0
                 hook.model_response(agent=agent, request=request, response=response)
             _account(agent, response, charged=forced is None)
             attempts += 1
@@ -391,6 +413,12 @@ async def _iteration(agent: AgentContext) -> AsyncGenerator[ModelRequest, ModelR
             raise
         agent.ledger.model_errors += 1
         agent.ledger.last_model_error = str(exc)
+        agent.failed_calls_in_a_row += 1
+        if agent.failed_calls_in_a_row >= MAX_FAILED_CALLS_IN_A_ROW and agent.ends_on_failing_model:
+            where = f" ({agent.model.model} at {agent.model.endpoint})" if agent.model.endpoint else f" ({agent.model.model})"
+            ended = ModelError(f"{agent.failed_calls_in_a_row} model calls in a row failed{where}; the agent stops; the last: {exc}")
+            trace(session.elapsed, [*retries], None, calls=[], outcomes=[], model_error=f"{ended} (permanent: the agent stops)")
+            raise ended from exc
         text = scaffold.model_error_text(exc)
         scaffold.record_model_error(agent, text)
         agent.last_step = StepRecord(agent.steps, response, [], [], retries=retries, model_error=text)

@@ -6,17 +6,27 @@
   response says so (`Usage.counted_locally`).
 * Transient failures (timeouts, rate limits, 5xx, connection errors) are retried with exponential
   backoff in *wall-clock* time; retries never reach the simulated clock, which is charged once, by
-  a plugin, from the final response. A permanent failure raises `ModelError`, which ends that
+  a plugin, from the final response. Each retry is logged as a warning when it happens (a run
+  shows it on stderr), never silently. A permanent failure raises `ModelError`, which ends that
   rollout with a clear error — not the batch.
+* A reply the server gave but nobody can read — a body that is not JSON, JSON without `choices`
+  (litellm wraps both as an HTTP 500 of its own) — is permanent: the same server answers the same
+  way on every retry, so retrying only hides a broken endpoint behind minutes of silence.
+* `retries_at_most(n)` caps the retries of the calls made inside it (this task only: a context
+  variable): the agent loop makes the calls that follow a failed one without retries, so a model
+  that died costs one backoff, not one per step (`orchestra.agent`).
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
+import json
 import logging
 import os
 import re
 import uuid
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import anyio
@@ -126,6 +136,55 @@ def _transient_errors(litellm: Any) -> tuple[type[BaseException], ...]:
     return tuple(getattr(litellm, n) for n in names if hasattr(litellm, n))
 
 
+#: What litellm says when the server answered but the reply cannot be used (it raises them as an HTTP
+#: 500 of its own, `InternalServerError`, whatever the server's status was): its conversion of the
+#: body (`convert_dict_to_response.py`, `llms/openai/openai.py`).
+MALFORMED_MARKERS = (
+    "provider returned a response with no 'choices'",
+    "provider returned 'choices' that is not a list",
+    "Empty or invalid response from LLM endpoint",
+    "Invalid response object",
+)
+
+
+def malformed_reply(exc: BaseException) -> str | None:
+    """Why `exc` (a failed call, with its causes) is a reply the server gave that cannot be read —
+    its body is not JSON, it has no `choices` — or None when it is anything else (a connection, a
+    timeout, an HTTP error status: those may pass)."""
+    seen: set[int] = set()
+    cur: BaseException | None = exc
+    while cur is not None and id(cur) not in seen:
+        seen.add(id(cur))
+        if isinstance(cur, json.JSONDecodeError):
+            return f"the body is not JSON ({cur.msg} at character {cur.pos})"
+        text = str(cur)
+        for marker in MALFORMED_MARKERS:
+            at = text.find(marker)
+            if at >= 0:
+                return text[at:].splitlines()[0][:200]
+        cur = cur.__cause__ or cur.__context__
+    return None
+
+
+_retry_cap: contextvars.ContextVar[int | None] = contextvars.ContextVar("orchestra_model_retry_cap", default=None)
+
+
+@contextlib.contextmanager
+def retries_at_most(n: int | None) -> Iterator[None]:
+    """Calls made inside retry at most `n` times (None: as their config says), in this task only."""
+    token = _retry_cap.set(n)
+    try:
+        yield
+    finally:
+        _retry_cap.reset(token)
+
+
+def retries_for(config: ModelConfig) -> int:
+    """How many times a call made now may be retried: `config.max_retries`, or fewer inside `retries_at_most`."""
+    cap = _retry_cap.get()
+    return config.max_retries if cap is None else min(cap, config.max_retries)
+
+
 async def complete(
     config: ModelConfig, request: ModelRequest, *, metadata: dict[str, Any] | None = None, providers: Mapping[str, Any] | None = None
 ) -> ModelResponse:
@@ -136,6 +195,7 @@ async def complete(
     """
     litellm = import_litellm()
     register_providers(providers or {})
+    who = f"{config.model} at {config.endpoint}" if config.endpoint else config.model  # as written: `${VAR}` kept, never its value
     config = _expanded(config)
     kwargs: dict[str, Any] = {
         "model": config.model,
@@ -169,6 +229,7 @@ async def complete(
     kwargs["metadata"]["orchestra_action_format"] = request.action_format
 
     transient = _transient_errors(litellm)
+    retries = retries_for(config)
     attempt = 0
     while True:
         attempt += 1
@@ -179,14 +240,22 @@ async def complete(
             setup = _setup_error(exc)
             if setup is not None:
                 raise ModelError(f"{config.model}: {setup}") from exc
-            if attempt > config.max_retries:
+            malformed = malformed_reply(exc)
+            if malformed is not None:
+                raise ModelError(f"{who}: malformed reply, not retried: {malformed}") from exc
+            if attempt > retries:
                 raise ModelError(f"{config.model}: gave up after {attempt} attempts: {type(exc).__name__}: {exc}", permanent=False) from exc
             wait = config.backoff_seconds * (2 ** (attempt - 1))
-            log.info("%s: attempt %d of %d failed (%s); retrying in %.1f s", config.model, attempt, config.max_retries + 1, type(exc).__name__, wait)
+            log.warning("%s: attempt %d of %d failed (%s); retrying in %.1f s", who, attempt, retries + 1, _one_line(f"{type(exc).__name__}: {exc}"), wait)
             await anyio.sleep(wait)
         except Exception as exc:
             raise ModelError(f"{config.model}: {type(exc).__name__}: {exc}") from exc
     return _parse_response(raw, request, config, attempt)
+
+
+def _one_line(text: str, width: int = 160) -> str:
+    line = next((part.strip() for part in text.splitlines() if part.strip()), "")
+    return line if len(line) <= width else line[: width - 3] + "..."
 
 
 def _expanded(config: ModelConfig) -> ModelConfig:
@@ -200,7 +269,12 @@ def _parse_response(raw: Any, request: ModelRequest, config: ModelConfig, attemp
     """litellm's response (an OpenAI chat completion) as orchestra's, with litellm's cost and our retries."""
     hidden = getattr(raw, "_hidden_params", None) or {}
     cost = float(hidden["response_cost"]) if hidden.get("response_cost") is not None else 0.0
-    response = response_from_completion(raw, request, read_tool_calls=True, missing_id=lambda i: f"call_{uuid.uuid4().hex[:12]}")
+    if not getattr(raw, "choices", None):  # litellm lets an empty `choices` list through
+        raise ModelError(f"{config.model}: malformed reply, not retried: an empty `choices` list")
+    try:
+        response = response_from_completion(raw, request, read_tool_calls=True, missing_id=lambda i: f"call_{uuid.uuid4().hex[:12]}")
+    except (TypeError, ValueError, KeyError, IndexError, AttributeError) as exc:
+        raise ModelError(f"{config.model}: malformed reply, not retried: {type(exc).__name__}: {exc}") from exc
     response.model = str(getattr(raw, "model", "") or config.model)
     response.cost_usd = cost
     response.attempts = attempts

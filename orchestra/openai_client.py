@@ -32,7 +32,7 @@ from typing import Any
 import anyio
 import httpx
 
-from orchestra.models import ModelConfig, ModelError, expand_env
+from orchestra.models import ModelConfig, ModelError, expand_env, retries_for
 from orchestra.types import ModelRequest, ModelResponse
 from orchestra.wire import response_from_completion
 
@@ -102,6 +102,7 @@ async def complete_openai(config: ModelConfig, request: ModelRequest) -> ModelRe
     endpoint, api_key = str(expanded["endpoint"]), expanded["api_key"]
     body = json.dumps(request_body(config, request), ensure_ascii=False).encode()
     client = _client(endpoint, api_key)
+    retries = retries_for(config)
     attempt = 0
     while True:
         attempt += 1
@@ -115,12 +116,14 @@ async def complete_openai(config: ModelConfig, request: ModelRequest) -> ModelRe
             break
         except (_Transient, TimeoutError, httpx.TransportError) as exc:
             why = str(exc) if isinstance(exc, _Transient) else f"{type(exc).__name__}: {exc}"
-            if attempt > config.max_retries:
+            if isinstance(exc, httpx.ConnectError):  # nothing listens: say so in the words litellm's path uses
+                why = f"Connection error ({why})"
+            if attempt > retries:
                 # the cause the agent is shown (as ARE's agent shows an exception) says what kind of failure it was
                 cause: BaseException = ConnectionError(f"Connection error: {exc}") if isinstance(exc, httpx.ConnectError) else exc
                 raise ModelError(f"{config.model} at {endpoint}: gave up after {attempt} attempts: {why}", permanent=False) from cause
             wait = config.backoff_seconds * (2 ** (attempt - 1))
-            log.info("%s: attempt %d of %d failed (%s); retrying in %.1f s", config.model, attempt, config.max_retries + 1, why, wait)
+            log.warning("%s at %s: attempt %d of %d failed (%s); retrying in %.1f s", config.model, endpoint, attempt, retries + 1, why[:160], wait)
             await anyio.sleep(wait)
     try:
         data = reply.json()

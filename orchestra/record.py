@@ -78,6 +78,8 @@ class RolloutRecord(BaseModel):
     #: The spec that produced this record (what ran; a runner resumes from it).
     spec: RolloutSpec | None = None
     #: The judged rollout: verdict, reward, per-turn verdicts, ledgers and their totals, event log and hash, judge label.
+    #: An `ERROR` rollout may have one too (the judge looked at what happened before the error, or
+    #: the judge itself failed): kept as evidence, its reward is not the rollout's (`reward`).
     result: RolloutResult | None = None
     #: Why this rollout failed (a bad scenario, a permanent model failure, a plugin's exception).
     error: str | None = None
@@ -110,6 +112,13 @@ class RolloutRecord(BaseModel):
         if self.error is not None or self.result is None or self.result.error is not None:
             return "ERROR"
         return "PASS" if self.result.success else "FAIL"
+
+    @property
+    def reward(self) -> float | None:
+        """The rollout's reward: the judge's, for a `PASS` or `FAIL` only. An `ERROR` has none —
+        ARE's judge may still have passed what ran before the error (a broken model's "Max
+        iterations reached" passes a search scenario), and no line, file or mean may show that."""
+        return self.result.reward if self.result is not None and self.status in ("PASS", "FAIL") else None
 
     def compact(self) -> dict[str, Any]:
         """The record as JSON data without its trajectory and training trace (a line of `results.jsonl`)."""

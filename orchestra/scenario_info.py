@@ -6,7 +6,6 @@ import contextlib
 import hashlib
 import json
 import os
-import sys
 import tempfile
 from dataclasses import asdict, dataclass
 from functools import cache
@@ -99,14 +98,15 @@ CACHE_MAX_ENTRIES = 20_000
 
 
 def cache_path() -> Path | None:
-    """`$ORCHESTRA_SCENARIO_CACHE` (empty: no cache), else the venv's `share/orchestra/`, else
-    `~/.cache/orchestra/`."""
+    """`$ORCHESTRA_SCENARIO_CACHE` (empty: no cache), else the user's cache folder:
+    `$XDG_CACHE_HOME/orchestra/`, or `~/.cache/orchestra/` — never the project's virtual
+    environment (a cache is the user's, not a file of the install)."""
     env = os.environ.get("ORCHESTRA_SCENARIO_CACHE")
     if env is not None:
         return Path(env) if env else None
-    if sys.prefix != sys.base_prefix:
-        return Path(sys.prefix) / "share" / "orchestra" / "scenario-info.json"
-    return Path.home() / ".cache" / "orchestra" / "scenario-info.json"
+    xdg = os.environ.get("XDG_CACHE_HOME", "").strip()
+    root = Path(xdg) if xdg and Path(xdg).is_absolute() else Path.home() / ".cache"  # the XDG spec: a relative value is ignored
+    return root / "orchestra" / "scenario-info.json"
 
 
 def _valid_facts(facts: Any) -> bool:

@@ -101,3 +101,19 @@ def test_no_cache_when_disabled(monkeypatch, tmp_path):
     monkeypatch.setattr(scenario_info, "_caches", {})
     scenario_info.describe(ScenarioFile(scenario("starter_search_lookup")))
     assert scenario_info._cache().entries == {} and scenario_info.cache_path() is None
+
+
+def test_the_cache_is_in_the_user_s_cache_folder_never_the_venv(monkeypatch, tmp_path):
+    """`orchestra scenarios` used to write its cache into the project's `.venv/share/orchestra/`."""
+    import sys
+
+    monkeypatch.delenv("ORCHESTRA_SCENARIO_CACHE", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert scenario_info.cache_path() == tmp_path / "xdg" / "orchestra" / "scenario-info.json"
+    monkeypatch.setenv("XDG_CACHE_HOME", "relative/ignored")  # the XDG spec: only an absolute path counts
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert scenario_info.cache_path() == tmp_path / "home" / ".cache" / "orchestra" / "scenario-info.json"
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    path = scenario_info.cache_path()
+    assert path == tmp_path / "home" / ".cache" / "orchestra" / "scenario-info.json"
+    assert not str(path).startswith(sys.prefix)

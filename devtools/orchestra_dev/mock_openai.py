@@ -4,7 +4,8 @@
 a real server), then answers one tool call: the first of the request's tools whose name ends with
 one of `prefer` (a read, so an episode goes on until `max_turns`), else the first tool; with no
 tools, the text `answer`. Usage is reported (`prompt_tokens` ~ characters / 4, 20 completion
-tokens) unless `usage=False`. Run it in a thread with `MockServer(...)` as a context manager.
+tokens) unless `usage=False`. `GET /v1/models` lists one model. Run it in a thread with
+`MockServer(...)` as a context manager.
 
 With `token_ids=True` it answers as vLLM does with `return_token_ids` and `logprobs`: the prompt's
 token ids (`prompt_token_ids`), the completion's (`choices[0].token_ids`) and a logprob per
@@ -13,6 +14,13 @@ completion token, from a byte-level "tokenizer" over a prefix-preserving chat re
 that only appends to its history gets prompts that extend the previous prompt and completion.
 `ids_in_logprobs=True` spells the completion's ids in the logprobs instead (`token_id:N`, vLLM's
 `return_tokens_as_token_ids`). The last request's ids are kept (`last_prompt_ids`, `last_completion_ids`).
+
+A broken server, for the tests of what a run does with one: `fault` makes every chat reply (from
+the `healthy`-th request on; 0: all of them) `invalid_json` (HTTP 200, a body that is not JSON),
+`http500` (an OpenAI-style error object), `no_choices` (JSON without `choices`) or `dead` (the
+connection is closed without an answer, as a server that crashed); `die()` stops the server
+mid-run (nothing listens on its port any more). `requests` counts chat requests, `model_listings`
+the `GET /models` calls.
 """
 
 from __future__ import annotations
@@ -21,11 +29,13 @@ import asyncio
 import json
 import socket
 import threading
-from typing import Any
+from typing import Any, Literal
 
 from aiohttp import web
 
 READS = ("__get_contacts", "__get_current_time", "__list_emails")
+
+Fault = Literal["invalid_json", "http500", "no_choices", "dead"]
 
 
 def render_message(message: dict[str, Any]) -> str:
@@ -54,18 +64,23 @@ class MockServer:
         token_ids: bool = False,
         ids_in_logprobs: bool = False,
         once: bool = False,
+        fault: Fault | None = None,
+        healthy: int = 0,
     ) -> None:
         self.latency, self.prefer, self.usage, self.answer = latency, prefer, usage, answer
         self.token_ids, self.ids_in_logprobs = token_ids, ids_in_logprobs
+        self.fault, self.healthy = fault, healthy
         #: Prefer a tool this conversation has not called yet (a main agent delegating to each app-agent in turn).
         self.once = once
         self.last_prompt_ids: list[int] = []
         self.last_completion_ids: list[int] = []
         self.last_logprobs: list[float] = []
         self.requests = 0
+        self.model_listings = 0
         self._loop: asyncio.AbstractEventLoop | None = None
         self._runner: web.AppRunner | None = None
         self._ready = threading.Event()
+        self._stopped = False
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             self.port = s.getsockname()[1]
@@ -109,16 +124,36 @@ class MockServer:
             out["usage"] = {"prompt_tokens": prompt, "completion_tokens": 20, "total_tokens": prompt + 20}
         return out
 
-    async def _handle(self, request: web.Request) -> web.Response:
+    async def _handle(self, request: web.Request) -> web.StreamResponse:
         body = await request.json()
         self.requests += 1
         await asyncio.sleep(self.latency)
+        if self.fault is not None and self.requests > self.healthy:
+            return await self._broken(request, body)
         return web.json_response(self.reply(body))
+
+    async def _broken(self, request: web.Request, body: dict[str, Any]) -> web.StreamResponse:
+        if self.fault == "invalid_json":
+            return web.Response(status=200, text="<html>upstream hiccup</html>", content_type="application/json")
+        if self.fault == "http500":
+            error = {"error": {"message": "internal error", "type": "server_error", "code": 500}}
+            return web.json_response(error, status=500)
+        if self.fault == "no_choices":
+            return web.json_response({"id": f"mock-{self.requests}", "object": "chat.completion", "model": body.get("model", "mock")})
+        transport = request.transport  # "dead": drop the connection without a byte of answer
+        if transport is not None:
+            transport.close()
+        raise asyncio.CancelledError
+
+    async def _models(self, request: web.Request) -> web.Response:
+        self.model_listings += 1
+        return web.json_response({"object": "list", "data": [{"id": "mock", "object": "model"}]})
 
     def _serve(self) -> None:
         loop = self._loop = asyncio.new_event_loop()
         app = web.Application()
         app.router.add_post("/v1/chat/completions", self._handle)
+        app.router.add_get("/v1/models", self._models)
         self._runner = web.AppRunner(app, access_log=None)
         loop.run_until_complete(self._runner.setup())
         loop.run_until_complete(web.TCPSite(self._runner, "127.0.0.1", self.port).start())
@@ -134,7 +169,14 @@ class MockServer:
             raise RuntimeError("the mock OpenAI server did not start")
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def die(self) -> None:
+        """Stop serving now: the port refuses connections from here on (a server that crashed)."""
+        if self._stopped:
+            return
+        self._stopped = True
         assert self._loop is not None
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(30)
+
+    def __exit__(self, *exc: object) -> None:
+        self.die()

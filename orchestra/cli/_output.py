@@ -26,9 +26,10 @@ def outcome_record(o: RolloutRecord) -> dict[str, Any]:
         rec["reason"] = o.not_applicable
     if o.result is not None and o.not_applicable is None:  # kept with an error too (a judge error)
         r = o.result
+        judged = o.status in ("PASS", "FAIL")
         rec.update(
-            success=r.success,
-            reward=r.reward,
+            success=r.success if judged else None,  # an ERROR has no verdict and no reward, whatever the judge said
+            reward=o.reward,
             reward_mode=r.reward_mode,
             sim_seconds=r.sim_seconds,
             event_log_sha256=r.event_log_sha256,
@@ -80,7 +81,8 @@ def outcome_line(o: RolloutRecord, id_width: int = 36) -> str:
         return f"{label:<{id_width}}  {status:<5}  {o.not_applicable}"
     assert o.result is not None
     r = o.result
-    text = f"{label:<{id_width}}  {status:<5}  reward={r.reward:.2f}  sim={r.sim_seconds:8.1f}s"
+    reward = f"reward={o.reward:.2f}" if o.reward is not None else "reward=-   "  # an ERROR has none (the judge's is not the rollout's)
+    text = f"{label:<{id_width}}  {status:<5}  {reward}  sim={r.sim_seconds:8.1f}s"
     if not o.policy.startswith("oracle"):
         text += f"  steps={r.steps:<3} tokens={r.prompt_tokens}+{r.completion_tokens}"
     if o.policy.startswith("team:") or r.delegations:  # who did what: the compact team summary
@@ -116,6 +118,17 @@ def noise_totals(records: Any) -> str | None:
     )
     text = f"noise ({'; '.join(configs)}): {len(noisy)} rollout(s), {failures} tool failure(s) in {drawn} call(s), {events} environment event(s)"
     return text + (f"; {bare} without augmentation data" if bare else "")
+
+
+def totals_line(records: Any) -> str:
+    """The last line of a batch: how many passed, failed, errored (and were not applicable), and the
+    mean reward over the judged ones only — an `ERROR` has no reward, so it is never in the mean."""
+    records = list(records)
+    counts = {s: sum(o.status == s for o in records) for s in ("PASS", "FAIL", "ERROR", "N/A")}
+    rewards = [o.reward for o in records if o.reward is not None]
+    mean = f"mean reward {sum(rewards) / len(rewards):.3f} over {len(rewards)} judged" if rewards else "no judged rollout (no mean reward)"
+    na = f", {counts['N/A']} not applicable" if counts["N/A"] else ""
+    return f"{len(records)} rollout(s): {counts['PASS']} passed, {counts['FAIL']} failed, {counts['ERROR']} error(s){na}; {mean}"
 
 
 def one_line(text: str) -> str:

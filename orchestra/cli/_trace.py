@@ -49,6 +49,10 @@ def tracing_from_args(args: argparse.Namespace) -> Iterator[None]:
 
             raise TracingError(f"OTEL_TRACES_EXPORTER={env!r} is not supported by orchestra: use otlp, console or none (or --trace)")
     if spec is None:
+        if getattr(args, "trace_content", None):  # it would record nothing: say so, never ignore it
+            from orchestra.tracing import TracingError
+
+            raise TracingError("--trace-content records content into a trace: give --trace otlp|console|jsonl:PATH too (or OTEL_TRACES_EXPORTER)")
         yield
         return
     from orchestra.tracing import Tracing

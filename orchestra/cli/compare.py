@@ -1,4 +1,5 @@
-"""`orchestra compare DIR_A DIR_B`: two runs side by side — per capability pass@1 deltas, per scenario flips."""
+"""`orchestra compare DIR_A DIR_B`: two runs side by side — the settings they differ in, per capability pass@1 deltas
+over the scenarios both judged, per scenario flips; runs with no scenario in common are said to be so (exit 1)."""
 
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ def _manifest(folder: Path) -> Manifest | None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """0 when the runs share a judged scenario; 1 when they share none (nothing was compared)."""
     result = compare(read_results(args.a), read_results(args.b), _manifest(args.a), _manifest(args.b))
     print(json.dumps(result, indent=1) if args.json else format_compare(result, str(args.a), str(args.b)))
-    return 0
+    return 0 if result["overlap"] else 1

@@ -24,7 +24,7 @@ from orchestra.host import Host
 from orchestra.models import ModelConfig
 from orchestra.record import RolloutRecord
 from orchestra.runs.batch import BatchRun
-from orchestra.runs.preflight import DEFAULT_TIMEOUT, preflight
+from orchestra.runs.preflight import DEFAULT_TIMEOUT, endpoint_health, preflight
 from orchestra.runs.progress import display_for
 from orchestra.spec import AgentConfig
 from orchestra.teams.config import TeamConfig
@@ -76,6 +76,7 @@ def run(args: argparse.Namespace) -> int:
     team, agent, host, base, for_specs = _policy(args, writer)
     source, line = choose_source(args.source)
     print(f"orchestra: gaia2: {line}", file=sys.stderr)
+    source.check()  # a folder with none of Gaia2's configs: one line, now
     plan = plan_gaia2(
         team=team,
         agent=agent,
@@ -87,6 +88,11 @@ def run(args: argparse.Namespace) -> int:
         session_for_specs=for_specs,
         writer=writer,
     )
+    if source.missing:  # a folder without some of Gaia2's configs: their columns stay empty, as with --limit
+        print(
+            f"orchestra: gaia2: {args.source} has no {', '.join(f'{c}/' for c in source.missing)} folder: those columns stay empty (not a submission)",
+            file=sys.stderr,
+        )
     host.judge_builder(base.judge.mode)
     if not args.no_preflight:
         preflight([s for b in plan.batches for s in b.specs], host, timeout=args.preflight_timeout)
@@ -196,7 +202,8 @@ def _run_phases(args: argparse.Namespace, host: Host, plan: Gaia2Plan) -> int:
 
     async def rollouts(tg: anyio.abc.TaskGroup) -> None:
         try:
-            result.append(await run_phases(plan, host, concurrency=args.concurrency, observer=phases, keeping=ctrl_c.keeping))
+            health = endpoint_health([s for b in plan.batches for s in b.specs], host, timeout=args.preflight_timeout)  # a dead endpoint stops the run
+            result.append(await run_phases(plan, host, concurrency=args.concurrency, observer=phases, keeping=ctrl_c.keeping, health=health))
         finally:
             phases.close()
 
@@ -204,6 +211,9 @@ def _run_phases(args: argparse.Namespace, host: Host, plan: Gaia2Plan) -> int:
     if ctrl_c.why is not None or not result:
         phases.last_words(ctrl_c.why or "interrupted")
         return ctrl_c.code
+    if result[0].stopped is not None:  # the submission folder could not be written, or the model's endpoint died, mid-run
+        phases.last_words(result[0].stopped)
+        return 1
     table = result[0].table
     assert table is not None
     if args.json:

@@ -19,7 +19,7 @@ from orchestra.cli._options import (
     no_scenario_error,
     session_config,
 )
-from orchestra.cli._output import emit_json, noise_totals, outcome_line, outcome_record
+from orchestra.cli._output import emit_json, noise_totals, outcome_line, outcome_record, totals_line
 from orchestra.cli._trace import add_trace_options
 from orchestra.host import Host
 from orchestra.runs.batch import BatchRun
@@ -76,16 +76,11 @@ def run(args: argparse.Namespace) -> int:
             print(outcome_line(o), flush=True)
     if not outcomes:
         raise no_scenario_error(args, args.sources)
-    errors = sum(o.error is not None for o in outcomes)
-    judged = [o for o in outcomes if o.result is not None and o.error is None]
-    passed = sum(o.result.success for o in judged if o.result)
+    errors = sum(o.status == "ERROR" for o in outcomes)
+    judged = [o for o in outcomes if o.status in ("PASS", "FAIL")]
+    passed = sum(o.status == "PASS" for o in judged)
     if not args.json:
-        mean = sum(o.result.reward for o in judged if o.result) / len(judged) if judged else 0.0
-        na = sum(o.not_applicable is not None for o in outcomes)
-        print(
-            f"\n{len(outcomes)} rollout(s): {passed} passed, {len(judged) - passed} failed, {na} not applicable, {errors} error(s); mean reward {mean:.3f}",
-            file=sys.stderr,
-        )
+        print(f"\n{totals_line(outcomes)}", file=sys.stderr)
         totals = noise_totals(outcomes)
         if totals:
             print(totals, file=sys.stderr)

@@ -25,7 +25,7 @@ from orchestra.cli._options import (
     positive_int,
     session_config,
 )
-from orchestra.cli._output import emit_json, noise_totals, outcome_line, outcome_record
+from orchestra.cli._output import emit_json, noise_totals, outcome_line, outcome_record, totals_line
 from orchestra.cli._team import team_from_args
 from orchestra.cli._trace import add_trace_options
 from orchestra.config import DEFAULT_MAX_STEPS
@@ -36,7 +36,7 @@ from orchestra.openai_client import TOKEN_REQUEST
 from orchestra.record import RolloutRecord
 from orchestra.runs.batch import BatchRun
 from orchestra.runs.executors import Executor
-from orchestra.runs.preflight import DEFAULT_TIMEOUT, preflight
+from orchestra.runs.preflight import DEFAULT_TIMEOUT, PROBE_TIMEOUT, endpoint_health, preflight
 from orchestra.runs.progress import display_for
 from orchestra.runs.run_dir import Manifest, RunDir
 from orchestra.runs.runner import specs_for
@@ -122,7 +122,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         type=float,
         default=DEFAULT_TIMEOUT,
         metavar="SECONDS",
-        help=f"seconds an endpoint has to answer at preflight (default {DEFAULT_TIMEOUT:g})",
+        help=f"seconds an endpoint has to answer its model listing at preflight (default {DEFAULT_TIMEOUT:g}); "
+        f"its one-token test request may take {PROBE_TIMEOUT:g} s or this, whichever is longer",
     )
     p.add_argument("--json", action="store_true", help="one JSON object per rollout")
     add_session_options(p)
@@ -201,6 +202,7 @@ def _run_batch(args: argparse.Namespace, specs: list[_Spec], host: Host, executo
                 max_consecutive_errors=args.max_consecutive_errors,
                 on_record=display.add,
                 keeping=ctrl_c.keeping,
+                health=endpoint_health(specs, host, timeout=args.preflight_timeout),  # after an ERROR: a dead endpoint stops the run now
             )
 
     ctrl_c.run(rollouts)
@@ -212,12 +214,12 @@ def _run_batch(args: argparse.Namespace, specs: list[_Spec], host: Host, executo
     run_dir = batch.run_dir
     summary = summarize(everything, Manifest.model_validate_json(run_dir.manifest_path.read_text()) if run_dir is not None else None)
     if run_dir is not None:
-        (run_dir.path / SUMMARY).write_text(summary.model_dump_json(indent=1) + "\n")
+        try:
+            (run_dir.path / SUMMARY).write_text(summary.model_dump_json(indent=1) + "\n")
+        except OSError as exc:
+            raise run_dir.unwritable(exc) from None
     if not args.json:
-        judged = [o.result for o in everything if o.result is not None]
-        mean = sum(r.reward for r in judged) / len(judged) if judged else 0.0
-        passed = sum(o.status == "PASS" for o in everything)
-        print(f"\n{len(everything)} rollout(s): {passed} passed, mean reward {mean:.3f}, {errors} error(s)", file=sys.stderr)
+        print(f"\n{totals_line(everything)}", file=sys.stderr)
         totals = noise_totals(everything)
         if totals:
             print(totals, file=sys.stderr)

@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from orchestra.are.noise import ENV_EXPANSION_PREFIX
 from orchestra.cli._output import noise_text, one_line
 from orchestra.errors import OrchestraError
 from orchestra.record import RolloutRecord
@@ -73,7 +74,8 @@ def header(o: RolloutRecord) -> list[str]:
     r = o.result
     if r is not None:
         lines.append(
-            f"reward {r.reward:.2f}  sim {r.sim_seconds:.1f}s  steps {r.steps}  model calls {r.model_calls}  tool calls {r.n_tool_calls}  "
+            (f"reward {o.reward:.2f}  " if o.reward is not None else "no reward (ERROR)  ")
+            + f"sim {r.sim_seconds:.1f}s  steps {r.steps}  model calls {r.model_calls}  tool calls {r.n_tool_calls}  "
             f"tokens {r.prompt_tokens}+{r.completion_tokens}  cost ${r.cost_usd:.4f}  stop {r.stop_reason}  judge {r.judge}"
         )
     elif o.trajectory is not None and o.trajectory.stop_reason:
@@ -116,13 +118,22 @@ def transcript(o: RolloutRecord, *, full: bool = False, prompts: bool = False) -
     who = trajectory.event_agents if trajectory is not None and len(trajectory.event_agents) == len(events) else [None] * len(events)
     if events:
         lines += ["", "event log (as the judge keys the tools; who made each agent event):"]
+    checks = 0
     for e, agent in zip(events, who, strict=True):
+        if e.get("type") == "CONDITION" and not full:  # ARE re-runs each condition check every tick
+            checks += 1
+            continue
         outcome = (
             f"  !! {_short(e.get('exception'), 80)}" if e.get("exception") else (f"  -> {_short(e.get('return'), 60)}" if e.get("return") is not None else "")
         )
         by = f"{agent:<10}" if agent else f"{'':<10}"
-        lines.append(f"  {e.get('t', 0):8.1f}  {e.get('type', ''):<6} {by} {e.get('tool')}({_short(e.get('args') or {}, 90)}){outcome}")
-    if r is not None:
+        mark = "  [noise: injected event]" if str(e.get("id", "")).startswith(ENV_EXPANSION_PREFIX) else ""
+        lines.append(f"  {e.get('t', 0):8.1f}  {e.get('type', ''):<6} {by} {e.get('tool')}({_short(e.get('args') or {}, 90)}){outcome}{mark}")
+    if checks:
+        lines.append(f"  ({checks} condition check(s) left out: ARE polls each condition event until it holds; --full shows them)")
+    if r is not None and o.reward is None:  # an ERROR the judge looked at anyway: its view, never a verdict
+        lines += ["", f"verdict: none (ERROR); the {r.judge} judge's view of what ran before the error, {r.turns_completed}/{r.nb_turns} turns:"]
+    elif r is not None:
         lines += ["", f"verdict: {'PASS' if r.success else 'FAIL'}  reward {r.reward:.2f}  ({r.judge} judge, {r.turns_completed}/{r.nb_turns} turns)"]
         for turn in r.turns:
             if turn.rationale and len(r.turns) > 1:

@@ -173,7 +173,9 @@ def _describe(span: SpanRow) -> str:
             details.append(f"scenario={a['orchestra.scenario.id']}")
         if "orchestra.sample_index" in a:
             details.append(f"sample={a['orchestra.sample_index']}")
-        if "orchestra.verdict" in a:
+        if span.status == "ERROR" or "error.type" in a:  # the rollout's status is ERROR, as the CLI says: no verdict, no reward
+            details.append("ERROR")
+        elif "orchestra.verdict" in a:
             details.append(("PASS" if a["orchestra.verdict"] else "FAIL") + f" reward={float(a.get('orchestra.reward', 0.0)):.2f}")
         if "orchestra.stop_reason" in a:
             details.append(f"stop={a['orchestra.stop_reason']}")

@@ -89,6 +89,8 @@ class Gaia2Result:
 
     table: Gaia2Table | None
     records: dict[tuple[str, str], list[RolloutRecord]]
+    #: Why the run stopped before its end (its folder could not be written), None when it ran to its end.
+    stopped: str | None = None
 
 
 class PhaseObserver(Protocol):
@@ -174,11 +176,14 @@ async def run_phases(
     concurrency: int = 1,
     observer: PhaseObserver | None = None,
     keeping: Callable[[], AbstractContextManager[None]] = nullcontext,
+    health: Callable[[RolloutRecord], str | None] | None = None,
 ) -> Gaia2Result:
     """Run what is left of every phase (resume), then write ARE's submission files and the table.
 
     `host` must hold `plan.writer` (ARE's traces are written as each rollout finishes). Cancelled
-    (Ctrl-C), it stops at the rollouts' next await: every finished rollout is on disk."""
+    (Ctrl-C), it stops at the rollouts' next await: every finished rollout is on disk. `health` is
+    `BatchRun.run`'s (a model endpoint that died stops the run); a stopped run has `stopped` set
+    and no table."""
     if plan.writer not in host.pm.get_plugins():
         raise OrchestraError("the host does not hold the plan's trace writer: build it with Host.create([plan.writer, ...])")
     phases = open_phases(plan)
@@ -189,9 +194,11 @@ async def run_phases(
             continue
         on_record = observer.started(phase, batch) if observer is not None else None
         if batch.todo:
-            await batch.run(host=host, concurrency=concurrency, on_record=on_record, keeping=keeping)
+            await batch.run(host=host, concurrency=concurrency, on_record=on_record, keeping=keeping, health=health)
         if observer is not None:
             observer.finished(phase, batch)
+        if batch.stopped is not None:  # what finished is kept; the same call resumes
+            return Gaia2Result(table=None, records=records, stopped=batch.stopped)
         by_key = {rollout_key(r.spec): r for r in batch.records if r.spec is not None}
         for b in plan.batches:
             if b.phase is phase:

@@ -43,6 +43,8 @@ class Gaia2Source:
     kind: str
     folder: Path | None = None
     revision: str = HF_DEFAULT_REVISION
+    #: A folder's configs it has no folder for (their columns stay empty), as `files` met them.
+    missing: list[str] = field(default_factory=list)
     _cache: dict[str, list[ScenarioFile]] = field(default_factory=dict)
 
     @property
@@ -73,9 +75,18 @@ class Gaia2Source:
         folder = self.folder / config
         if config == MINI and not folder.is_dir():
             return mini_selection({c: self.files(c) for c in STANDARD_CONFIGS})
-        if not folder.is_dir():
-            raise ScenarioError(folder, f"no {config}/ folder: a Gaia2 folder holds {', '.join(STANDARD_CONFIGS)} (and optionally {MINI}) in ARE's layout")
+        if not folder.is_dir():  # its column stays empty (`-`), as with --id / --limit: a quick check, not a submission
+            if config not in self.missing:
+                self.missing.append(config)
+            return []
         return list(expand(folder))
+
+    def check(self) -> None:
+        """A folder with none of Gaia2's configs is not a Gaia2 folder (`ScenarioError`); one that
+        lacks some is fine: `missing` names them, their columns stay empty."""
+        if self.kind == "dir" and all(not self.files(c) for c in STANDARD_CONFIGS) and not self.files(MINI):
+            assert self.folder is not None
+            raise ScenarioError(self.folder, f"no Gaia2 scenarios: a Gaia2 folder holds {', '.join(STANDARD_CONFIGS)} (and optionally {MINI}) in ARE's layout")
 
 
 def hf_missing(revision: str = HF_DEFAULT_REVISION) -> str | None:

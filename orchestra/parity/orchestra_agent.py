@@ -55,7 +55,8 @@ def judged_rollout(file: ScenarioFile, agent: AgentConfig, *, host: Host, sessio
 
     from orchestra.rollout import RolloutSpec, execute
 
-    spec = RolloutSpec(scenario=str(file.path), agent=agent, session=session)
+    # ARE's loop on failed model calls (`are_model_failures`): ARE's agent keeps looping where orchestra's stops
+    spec = RolloutSpec(scenario=str(file.path), agent=agent, session=session, are_model_failures=True)
     record = anyio.run(lambda: execute(spec, host=host, judge_pool=judge_pool, file=file))
     if record.result is None:
         raise OrchestraError(record.error or f"{file.path}: the rollout produced no result")

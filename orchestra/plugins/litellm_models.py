@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Awaitable
 
+from orchestra import models
 from orchestra.hookspecs import hookimpl
-from orchestra.models import complete
 from orchestra.types import ModelRequest, ModelResponse
 from orchestra.views import AgentView
 
 
 @hookimpl(trylast=True)
 def model_call(agent: AgentView, request: ModelRequest) -> Awaitable[ModelResponse]:
-    return complete(agent.model, request, metadata={"orchestra_agent_run": agent.run_id}, providers=agent.host.models)
+    return models.complete(agent.model, request, metadata={"orchestra_agent_run": agent.run_id}, providers=agent.host.models)

@@ -14,8 +14,11 @@
   killed at any moment loses only the rollouts in flight. `keeping()` wraps that write (the command
   line's Ctrl-C handling waits for it, never interrupting a record half-written).
 * **Stops early** after `max_consecutive_errors` rollouts in a row ended in `ERROR` (a model that
-  died mid-run): the rollouts in flight are abandoned, `stopped` says why; what finished is kept
-  and the same batch resumes.
+  died mid-run), or at the first `ERROR` after which `health` says the model's endpoint no longer
+  answers (`orchestra.runs.preflight.endpoint_health`: a server that died stops the batch after
+  one rollout, not ten): the rollouts in flight are abandoned, `stopped` says why; what finished is
+  kept and the same batch resumes. A run folder that cannot be written mid-run (deleted, disk
+  full) stops it the same way.
 """
 
 from __future__ import annotations
@@ -88,18 +91,34 @@ class BatchRun:
         max_consecutive_errors: int = 0,
         on_record: Callable[[RolloutRecord], None] | None = None,
         keeping: Callable[[], AbstractContextManager[None]] = contextlib.nullcontext,
+        health: Callable[[RolloutRecord], str | None] | None = None,
     ) -> BatchRun:
         """Run `todo`, keeping each record as it finishes; `on_record(record)` (a progress display)
-        sees each one after it is kept. Returns self (`done`, `stopped` filled)."""
+        sees each one after it is kept; `health(record)`, after each `ERROR` (in a worker thread: it
+        may wait on a network), returns why the batch must stop now, or None. Returns self (`done`,
+        `stopped` filled)."""
         streak = 0
         with anyio.CancelScope() as scope:
             async for record in execute_all(self.todo, host=host, judge_pool=judge_pool, concurrency=concurrency, executor=executor):
+                if self.stopped is not None:
+                    continue  # cancelled: nothing more is kept
                 with keeping():
                     if self.run_dir is not None:
-                        self.run_dir.keep(record)  # rollouts/NAME.json with the trajectory, then its line in results.jsonl
+                        try:
+                            self.run_dir.keep(record)  # rollouts/NAME.json with the trajectory, then its line in results.jsonl
+                        except OSError as exc:  # the folder went away or filled up mid-run: stop, keep what was kept
+                            self.stopped = f"{self.run_dir.unwritable(exc)}; the rollout that just finished is lost"
+                            scope.cancel()
+                            continue
                     self.done.append(record.model_copy(update={"trajectory": None}))
                 if on_record is not None:
                     on_record(record)
+                if health is not None and record.status == "ERROR":
+                    reason = await anyio.to_thread.run_sync(health, record)
+                    if reason is not None:
+                        self.stopped = reason
+                        scope.cancel()  # as below: the rollouts in flight are abandoned
+                        continue
                 streak = streak + 1 if record.status == "ERROR" else 0
                 if max_consecutive_errors and streak >= max_consecutive_errors:
                     self.stopped = f"{streak} rollouts in a row ended in ERROR (--max-consecutive-errors {max_consecutive_errors}); the last: {record.error}"

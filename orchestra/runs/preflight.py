@@ -4,21 +4,32 @@ A setup mistake found per scenario, late, costs a scenario load (seconds) and a 
 errors each; found here it costs one line and exit status 2 before anything runs:
 
 * every scenario file passes the checks that need no ARE import (a JSON object of ARE's version,
-  a definition, apps, the user's contact: `orchestra.are.loading.precheck_scenario_json`);
+  a definition, apps, the user's contact: `orchestra.are.loading.precheck_scenario_json`; at
+  least one oracle event, or there is nothing to judge against), and no two files share a scenario id (`shared_ids`: both paths named);
 * every model of every agent (a team's app-agents and per-app overrides included) and the LLM
   judge's model resolves: its `${VAR}` references are set; a provider registered by a plugin
   (`orchestra/...`) checks the model itself (the scripted model's file exists and parses), through
   the handler's optional `preflight(model)` method; any other provider is known to litellm;
-* an endpoint answers: the server's model listing (`GET {endpoint}/models`, free) — a connection
-  refused, a DNS failure or a timeout (`timeout` seconds) fails the batch at once, never retried;
-  an authentication error (401/403) too. A hosted provider (no endpoint) needs its API key
-  (litellm's `validate_environment`); no request is sent to it (it would cost money).
+* an endpoint answers, checked *first* (before litellm's seconds of import): the server's model
+  listing (`GET {endpoint}/models`, free) — a connection refused, a DNS failure or a timeout
+  (`timeout` seconds) fails the batch at once, never retried; an authentication error (401/403)
+  too. Then one real minimal request (`max_tokens` 1: a token or two) to the endpoint, as the run
+  will send it: an HTTP error (500, 404 for a model the server lacks), a body that is not JSON or a
+  reply without `choices` fails the batch here, in a second, not after minutes of retries per
+  step. An OpenAI-wire provider (`openai/`, `hosted_vllm/`) is asked with httpx, before litellm is
+  imported; any other provider through `orchestra.models.complete`, without retries.
+* A hosted provider (no endpoint) needs its API key (litellm's `validate_environment`); no request
+  is sent to it (it would cost money).
+
+`endpoint_health` is the same endpoint check as a function of a finished rollout: the batch loop
+asks it after an `ERROR` (`orchestra.runs.batch.BatchRun.run`'s `health`), so a server that died
+mid-run stops the batch at once instead of failing every remaining rollout.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -31,14 +42,27 @@ from orchestra.scenario_files import ScenarioFile
 from orchestra.spec import RolloutSpec
 
 if TYPE_CHECKING:  # pragma: no cover
+    from orchestra.record import RolloutRecord
+
+if TYPE_CHECKING:  # pragma: no cover
     from orchestra.judging.settings import JudgeConfig
 
-__all__ = ["PreflightError", "check_judge", "models_of", "preflight"]
+__all__ = ["PreflightError", "check_judge", "endpoint_health", "models_of", "preflight", "shared_ids"]
 
 log = logging.getLogger(__name__)
 
 #: Seconds an endpoint has to answer its model listing.
 DEFAULT_TIMEOUT = 2.0
+#: Seconds the one-token test request may take at least (a model server's first answer can be slow:
+#: prompt processing on a busy CPU); `--preflight-timeout` raises it, never lowers it below this.
+PROBE_TIMEOUT = 30.0
+#: Providers whose endpoint speaks OpenAI's chat wire (`POST {endpoint}/chat/completions`, the model
+#: name without its provider): their test request needs no litellm.
+OPENAI_WIRE = ("openai", "hosted_vllm")
+#: The class of the scenario's events the judge compares the agent's against (ARE's `OracleEvent`).
+ORACLE_EVENT = "OracleEvent"
+#: The test request: the smallest the run's requests look like.
+PROBE_MESSAGES = [{"role": "user", "content": "Reply with OK."}]
 
 
 class PreflightError(OrchestraError):
@@ -95,12 +119,43 @@ def preflight(batch: Sequence[tuple[RolloutSpec, ScenarioFile | None]], host: Ho
         raise PreflightError(f"preflight: {bad[0]}")
     if bad:
         raise PreflightError("\n".join([f"preflight: {line}" for line in bad] + [f"preflight: {len(bad)} bad scenario files"]))
-    seen: set[ModelUse] = set()
+    shared = shared_ids(batch)
+    if shared:
+        raise PreflightError("\n".join(f"preflight: {line}" for line in shared))
+    seen: set[tuple[str, str | None, str | None, tuple[tuple[str, str], ...]]] = set()
     for use in (u for spec, _ in batch for u in models_of(spec)):
-        if use in seen:
+        called = (use.model, use.endpoint, use.api_key, use.extra)  # one check (one test request) per model and endpoint, whoever calls it
+        if called in seen:
             continue
-        seen.add(use)
+        seen.add(called)
         check_model(use, host, timeout=timeout)
+
+
+def _scenario_id(file: ScenarioFile) -> str:
+    from orchestra.scenario_info import describe
+
+    try:
+        return describe(file).scenario_id
+    except OrchestraError:
+        return file.stem
+
+
+def shared_ids(batch: Sequence[tuple[RolloutSpec, ScenarioFile | None]]) -> list[str]:
+    """One line per scenario id that two or more files of the batch share (Gaia2's `mini` reuses the
+    ids of the other configs): their rollouts would be one name (`rollouts/NAME.json`, `orchestra show`,
+    the report's links) and one scenario of pass@1, counted twice. Empty when every id is one file's."""
+    paths: dict[str, list[str]] = {}
+    for spec, file in batch:
+        file = file or ScenarioFile(spec.scenario)
+        found = paths.setdefault(_scenario_id(file), [])
+        if spec.scenario not in found:
+            found.append(spec.scenario)
+    return [
+        f"scenario id {sid!r} is in {len(files)} files of the batch: {' and '.join(files)}; their rollouts would overwrite each other "
+        f"(rollouts/{sid}.json) and count twice in pass@1: run one of them (give one file, or a narrower source)"
+        for sid, files in paths.items()
+        if len(files) > 1
+    ]
 
 
 def check_judge(judge: JudgeConfig, host: Host, *, timeout: float = DEFAULT_TIMEOUT) -> None:
@@ -115,9 +170,13 @@ def _scenario_problem(file: ScenarioFile) -> str | None:
     from orchestra.are.loading import precheck_scenario_json
 
     try:
-        precheck_scenario_json(file.text, file.path)
+        raw = precheck_scenario_json(file.text, file.path)
     except ScenarioError as exc:
         return str(exc)
+    events = raw.get("events")
+    if not isinstance(events, list) or not any(isinstance(e, dict) and e.get("class_name") == ORACLE_EVENT for e in events):
+        # ARE's loader finds this only after loading and initializing the scenario (18-21 s a rollout)
+        return str(ScenarioError(file.path, "the scenario has no oracle events: there is nothing to judge against"))
     return None
 
 
@@ -146,6 +205,10 @@ def check_model(use: ModelUse, host: Host, *, timeout: float = DEFAULT_TIMEOUT) 
             except ModelSetupError as exc:
                 raise PreflightError(f"{where}: {exc}") from None
         return
+    if endpoint:  # the endpoint answers for itself: a dead or broken one fails before litellm's import
+        _check_endpoint(endpoint, api_key, where, timeout)
+        if provider in OPENAI_WIRE and name:
+            _probe_openai_wire(endpoint, name, api_key, where, max(timeout, PROBE_TIMEOUT))
     litellm = import_litellm()
     try:
         _, resolved, _, _ = litellm.get_llm_provider(model=use.model, api_base=endpoint)
@@ -153,7 +216,8 @@ def check_model(use: ModelUse, host: Host, *, timeout: float = DEFAULT_TIMEOUT) 
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise PreflightError(f"{where}: unknown provider or model ({first[:200]}); see https://docs.litellm.ai/docs/providers") from None
     if endpoint:
-        _check_endpoint(endpoint, api_key, where, timeout)
+        if not (provider in OPENAI_WIRE and name):
+            _probe_through_litellm(use, host, where, max(timeout, PROBE_TIMEOUT))
         return
     if api_key is None:
         try:
@@ -182,3 +246,116 @@ def _check_endpoint(endpoint: str, api_key: str | None, where: str, timeout: flo
     if response.status_code in (401, 403):
         raise PreflightError(f"{where}: endpoint {endpoint}: authentication failed (HTTP {response.status_code}; check the API key)")
     log.info("%s: endpoint %s answered %s (HTTP %d)", where, endpoint, url, response.status_code)
+
+
+def _probe_openai_wire(endpoint: str, name: str, api_key: str | None, where: str, timeout: float) -> None:
+    """One minimal chat request, as litellm sends an OpenAI-wire provider's (`POST
+    {endpoint}/chat/completions`, the model's name without its provider); its reply must be one
+    the run can read: HTTP 2xx, JSON, a non-empty `choices` list whose first holds a `message`."""
+    import httpx
+
+    url = endpoint.rstrip("/") + "/chat/completions"
+    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    body = {"model": name, "messages": PROBE_MESSAGES, "max_tokens": 1}
+    said = f"{where}: endpoint {endpoint}: a one-token test request"
+    try:
+        response = httpx.post(url, json=body, headers=headers, timeout=timeout)
+    except httpx.TimeoutException:
+        raise PreflightError(f"{said} got no answer within {timeout:g} s") from None
+    except httpx.HTTPError as exc:
+        raise PreflightError(f"{said} failed: {type(exc).__name__}: {exc}") from None
+    status = response.status_code
+    if status in (401, 403):
+        raise PreflightError(f"{where}: endpoint {endpoint}: authentication failed (HTTP {status}; check the API key)")
+    if status == 429:  # alive, only busy: the run retries rate limits
+        log.warning("%s: endpoint %s is rate-limiting (HTTP 429) at preflight; the run retries", where, endpoint)
+        return
+    if status >= 400:
+        raise PreflightError(f"{said} failed: HTTP {status}: {_server_message(response)}")
+    problem = reply_problem(response.text)
+    if problem is not None:
+        raise PreflightError(f"{said} got a malformed reply (HTTP {status}): {problem}")
+    log.info("%s: endpoint %s answered a one-token test request", where, endpoint)
+
+
+def reply_problem(text: str) -> str | None:
+    """What makes a chat completion's body unreadable (None: nothing): not JSON, not an object, no
+    `choices` list, an empty one, a first choice without a `message`."""
+    import json
+
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return f"not JSON ({_shown(text)})"
+    if not isinstance(data, dict):
+        return f"not a JSON object ({_shown(text)})"
+    choices = data.get("choices")
+    if not isinstance(choices, list):
+        return f"no `choices` list (keys: {', '.join(sorted(map(str, data))) or 'none'})"
+    if not choices:
+        return "an empty `choices` list"
+    if not isinstance(choices[0], dict) or not isinstance(choices[0].get("message"), dict):
+        return "its first choice has no `message`"
+    return None
+
+
+def _shown(text: str, width: int = 60) -> str:
+    one = " ".join(text.split())
+    return repr(one if len(one) <= width else one[: width - 3] + "...") if one else "an empty body"
+
+
+def _server_message(response: Any) -> str:
+    """The error message an OpenAI-style server put in its body (`{"error": {"message": ...}}`), else the body's start."""
+    try:
+        data = response.json()
+    except ValueError:
+        return _shown(response.text)
+    error = data.get("error") if isinstance(data, dict) else None
+    message = error.get("message") if isinstance(error, dict) else error if isinstance(error, str) else None
+    if message is None and isinstance(data, dict):
+        message = data.get("message") or data.get("detail")
+    return str(message) if message else _shown(response.text)
+
+
+def _probe_through_litellm(use: ModelUse, host: Host, where: str, timeout: float) -> None:
+    """The test request for a provider litellm speaks for (not OpenAI's wire): one call through
+    `orchestra.models.complete`, no retries; any failure fails the batch."""
+    import anyio
+
+    from orchestra.models import complete
+    from orchestra.types import ModelRequest
+
+    config = ModelConfig(model=use.model, endpoint=use.endpoint, api_key=use.api_key, extra=dict(use.extra), max_retries=0, timeout_seconds=timeout)
+    request = ModelRequest(messages=list(PROBE_MESSAGES), action_format="tool_calls", max_tokens=1)
+    try:
+        anyio.run(lambda: complete(config, request, providers=host.models))
+    except ModelError as exc:
+        raise PreflightError(f"{where}: endpoint {use.endpoint}: a one-token test request failed: {_first(str(exc))}") from None
+
+
+def _first(text: str) -> str:
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    return lines[0][:300] if lines else text
+
+
+def endpoint_health(
+    batch: Sequence[tuple[RolloutSpec, ScenarioFile | None]], host: Host, *, timeout: float = DEFAULT_TIMEOUT
+) -> Callable[[RolloutRecord], str | None]:
+    """What the batch loop asks after an `ERROR` rollout: do the endpoints its models call still
+    answer (the model listing and the one-token test request, as at preflight)? The reason to stop
+    the batch when one does not, else None. Models without an endpoint are not asked."""
+    # the batch's own uses (a record's spec may come back from a worker with its secrets masked)
+    uses: dict[tuple[str, str | None], ModelUse] = {(use.model, use.endpoint): use for spec, _ in batch for use in models_of(spec) if use.endpoint}
+
+    def check(record: RolloutRecord) -> str | None:
+        if record.spec is None or record.status != "ERROR":
+            return None
+        called = sorted({(u.model, u.endpoint) for u in models_of(record.spec)} & set(uses), key=str)
+        for use in (uses[key] for key in called):
+            try:
+                check_model(use, host, timeout=timeout)
+            except PreflightError as exc:
+                return f"the model endpoint stopped answering ({str(exc).removeprefix('preflight: ')})"
+        return None
+
+    return check

@@ -10,7 +10,10 @@ error of an `ERROR`), the agents' ledgers, and — when the record carries its t
 model outputs (rejected ones marked), tool calls with their observations or errors, and each
 delegation's sub-agent nested under the call that started it. A record without a trajectory shows
 what it has: the event log (user messages and environment notifications, every tool call) and
-the delegations.
+the delegations. Under noise, each transcript says what the noise did and marks it where it
+happened: the calls it failed (`NOISE: INJECTED FAILURE`) and the environment events it added
+(`NOISE: INJECTED EVENT`); ARE's condition checks (re-run every tick, often most of the log) are
+folded away under their count.
 
 Charts are plotly figures (plotly.js inlined once, from the plotly package): per capability
 pass@1 (with its standard error), pass@k and pass^k, and the outcome counts; and the pass rate
@@ -34,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestra import __version__
+from orchestra.are.noise import ENV_EXPANSION_PREFIX
 from orchestra.errors import OrchestraError
 from orchestra.record import RolloutRecord
 from orchestra.runs.run_dir import MANIFEST, RESULTS, Manifest, read_results, rollout_name
@@ -47,6 +51,8 @@ REPORT = "report.html"
 #: The longest text (an observation, an argument, a message) shown whole; longer ones are cut.
 MAX_TEXT = 4000
 STATUS_ORDER = ("PASS", "FAIL", "ERROR", "N/A")
+#: ARE's condition-check events (`EventType.CONDITION`): re-run every tick until they hold.
+CONDITION = "CONDITION"
 STATUS_COLORS = {"PASS": "#2e7d32", "FAIL": "#c62828", "ERROR": "#ef6c00", "N/A": "#757575"}
 #: One colour per capability (plotly's default qualitative palette), `all` in black.
 PALETTE = ("#636efa", "#ef553b", "#00cc96", "#ab63fa", "#ffa15a", "#19d3f3", "#ff6692", "#b6e880", "#ff97ff", "#fecb52")
@@ -350,6 +356,15 @@ def _header(run: RunFolder) -> str:
         facts.append(("scenarios", f"{len(m.scenarios)} × {m.runs} run(s)"))
         facts.append(("orchestra", _e(m.orchestra_version) + f" (report by {_e(__version__)})"))
         facts.append(("configuration", f"<code>{_e(m.configuration_sha256[:16])}</code>"))
+    noisy = [r.result.noise for r in run.records if r.result is not None and r.result.noise is not None]
+    if noisy:
+        facts.append(
+            (
+                "noise",
+                f"{len(noisy)} rollout(s) under noise: {sum(n.tool_failures for n in noisy)} tool call(s) failed by it, "
+                f"{sum(n.env_events for n in noisy)} added environment event(s) ran (marked in each transcript)",
+            )
+        )
     rows = "".join(f"<tr><th>{k}</th><td>{v}</td></tr>" for k, v in facts)
     notes = "".join(f'<p class="note">⚠ {_e(n)}</p>' for n in run.notes)
     config = (
@@ -388,7 +403,7 @@ def _rollouts_table(run: RunFolder) -> str:
         body.append(
             f'<tr data-status="{_e(r.status)}"><td><a href="#{anchor(r)}">{_e(r.scenario_id)}</a>{_e(f" [{r.perturbation}]" if r.perturbation else "")}</td>'
             f"<td>{_e(', '.join(capabilities_of(r, run.manifest)))}</td><td>{r.sample_index}</td><td>{_badge(r.status)}</td>"
-            f"<td>{_num(res.reward, '.2f') if res else '–'}</td><td>{_num(res.sim_seconds) if res else '–'}</td><td>{res.steps if res else '–'}</td>"
+            f"<td>{_num(r.reward, '.2f')}</td><td>{_num(res.sim_seconds) if res else '–'}</td><td>{res.steps if res else '–'}</td>"
             f"<td>{res.prompt_tokens + res.completion_tokens if res else '–'}</td><td>{f'{res.cost_usd:.4f}' if res else '–'}</td>"
             f'<td>{_e(res.stop_reason) if res else "–"}</td><td class="err">{_e(_first_line(error))}</td></tr>'
         )
@@ -423,7 +438,8 @@ def _verdict(record: RolloutRecord) -> str:
     parts = [f'<div class="verdict">{_badge(record.status)} ']
     if r is not None:
         parts.append(
-            f"reward <b>{r.reward:.2f}</b> · judge {_e(r.judge)} · simulated {r.sim_seconds:.1f} s · turns {r.turns_completed}/{r.nb_turns} · "
+            (f"reward <b>{record.reward:.2f}</b>" if record.reward is not None else "no reward (ERROR)")
+            + f" · judge {_e(r.judge)} · simulated {r.sim_seconds:.1f} s · turns {r.turns_completed}/{r.nb_turns} · "
             f"steps {r.steps} · model calls {r.model_calls} · tool calls {r.n_tool_calls} · tokens {r.prompt_tokens}+{r.completion_tokens} · "
             f"cost ${r.cost_usd:.4f} · stop {_e(r.stop_reason)}"
         )
@@ -453,6 +469,11 @@ def _verdict(record: RolloutRecord) -> str:
 
 def _event_row(event: dict[str, Any], who: str | None = None) -> str:
     kind = str(event.get("type", ""))
+    mark = (
+        ' <span class="tag noise" title="an environment event the noise added (docs/noise.md); the judge ignores it">NOISE: INJECTED EVENT</span>'
+        if str(event.get("id", "")).startswith(ENV_EXPANSION_PREFIX)
+        else ""
+    )
     outcome = ""
     if event.get("exception"):
         outcome = f'<div class="err">✗ {_e(_cut(str(event["exception"]), 600))}</div>'
@@ -462,7 +483,7 @@ def _event_row(event: dict[str, Any], who: str | None = None) -> str:
     return (
         f'<tr class="ev-{_e(kind.lower())}"><td class="t">{float(event.get("t", 0) or 0):.1f}</td><td>{_e(kind)}</td>'
         + (f"<td>{_e(who or '')}</td>" if who is not None else "")
-        + f"<td><code>{_e(event.get('tool', ''))}</code>{_args(args)}{outcome}</td></tr>"
+        + f"<td><code>{_e(event.get('tool', ''))}</code>{mark}{_args(args)}{outcome}</td></tr>"
     )
 
 
@@ -472,8 +493,17 @@ def _event_log(record: RolloutRecord, trajectory: Trajectory | None) -> str:
         return ""
     who = trajectory.event_agents if trajectory is not None and len(trajectory.event_agents) == len(events) else None
     head = "<tr><th>sim s</th><th>type</th>" + ("<th>agent</th>" if who else "") + "<th>tool (as the judge keys it) · arguments · outcome</th></tr>"
-    rows = "".join(_event_row(e, (who[i] or "") if who else None) for i, e in enumerate(events))
-    return f'<h4>Event log</h4><p class="dim">USER: the user\'s messages · ENV: the environment (notifications) · AGENT: tool calls</p><table class="grid small events">{head}{rows}</table>'
+    shown = [(i, e) for i, e in enumerate(events) if e.get("type") != CONDITION]
+    rows = "".join(_event_row(e, (who[i] or "") if who else None) for i, e in shown)
+    page = f'<h4>Event log</h4><p class="dim">USER: the user\'s messages · ENV: the environment (notifications) · AGENT: tool calls</p><table class="grid small events">{head}{rows}</table>'
+    checks = len(events) - len(shown)
+    if checks:  # ARE re-checks each condition every tick: hundreds of "→ false" rows that hide the rest
+        hidden = "".join(_event_row(e, (who[i] or "") if who else None) for i, e in enumerate(events) if e.get("type") == CONDITION)
+        page += (
+            f'<details class="conditions"><summary>{checks} condition check(s) hidden (ARE polls each condition event until it holds)</summary>'
+            f'<table class="grid small events">{head}{hidden}</table></details>'
+        )
+    return page
 
 
 def _delegations(record: RolloutRecord) -> str:
@@ -491,12 +521,14 @@ def _delegations(record: RolloutRecord) -> str:
     return f'<h4>Delegations</h4><table class="grid small">{head}{"".join(rows)}</table>'
 
 
-def _tool_call(call: ToolCallEntry, trajectory: Trajectory, depth: int) -> str:
+def _tool_call(call: ToolCallEntry, trajectory: Trajectory, depth: int, injected: frozenset[int] = frozenset()) -> str:
     name = f"<code>{_e(call.name)}</code>"
     if call.event_name and call.event_name != call.name:
         name += f' <span class="dim">(logged as <code>{_e(call.event_name)}</code>)</span>'
     if call.problem:
         name += f' <span class="tag bad">{_e(call.problem.replace("_", " ").upper())}</span>'
+    if id(call) in injected:
+        name += ' <span class="tag noise" title="the noise failed this call (docs/noise.md), not the app">NOISE: INJECTED FAILURE</span>'
     body = _args(call.arguments)
     if call.ok:
         body += f'<div class="obs">→ {_e(_cut(call.observation or ""))}</div>'
@@ -506,11 +538,11 @@ def _tool_call(call: ToolCallEntry, trajectory: Trajectory, depth: int) -> str:
     if call.delegate:
         sub = trajectory.agent(call.delegate)
         if sub is not None and depth < 4:
-            nested = f'<details class="sub"><summary>sub-agent <b>{_e(sub.name)}</b> ({_e(sub.model)}, {_e(sub.scaffold)}): {len(sub.steps)} step(s)</summary>{_agent_steps(sub, trajectory, depth + 1)}</details>'
+            nested = f'<details class="sub"><summary>sub-agent <b>{_e(sub.name)}</b> ({_e(sub.model)}, {_e(sub.scaffold)}): {len(sub.steps)} step(s)</summary>{_agent_steps(sub, trajectory, depth + 1, injected)}</details>'
     return f'<div class="call"><span class="t">{call.t:.1f}s</span> {name}{body}{nested}</div>'
 
 
-def _step(step: Step, trajectory: Trajectory, depth: int) -> str:
+def _step(step: Step, trajectory: Trajectory, depth: int, injected: frozenset[int] = frozenset()) -> str:
     parts = [
         f'<div class="step"><div class="stephead">step {step.index} <span class="dim">· run {step.run} · {step.t_start:.1f}–{step.t_end:.1f} s</span></div>'
     ]
@@ -538,12 +570,12 @@ def _step(step: Step, trajectory: Trajectory, depth: int) -> str:
         parts.append(f'<div class="err">format error: {_e(_cut(step.format_error, 800))}</div>')
     if step.model_error:
         parts.append(f'<div class="err">model error: {_e(_cut(step.model_error, 800))}</div>')
-    parts.extend(_tool_call(c, trajectory, depth) for c in step.tool_calls)
+    parts.extend(_tool_call(c, trajectory, depth, injected) for c in step.tool_calls)
     parts.append("</div>")
     return "".join(parts)
 
 
-def _agent_steps(agent: AgentTrajectory, trajectory: Trajectory, depth: int = 0) -> str:
+def _agent_steps(agent: AgentTrajectory, trajectory: Trajectory, depth: int = 0, injected: frozenset[int] = frozenset()) -> str:
     runs = {r.run: r for r in agent.runs}
     parts: list[str] = []
     current: int | None = None
@@ -553,13 +585,13 @@ def _agent_steps(agent: AgentTrajectory, trajectory: Trajectory, depth: int = 0)
             start = runs.get(step.run)
             if start is not None and start.task and agent.role == "main":
                 parts.append(f'<div class="task"><span class="t">{start.t:.1f}s</span> <span class="lbl">user</span> {_e(_cut(start.task))}</div>')
-        parts.append(_step(step, trajectory, depth))
+        parts.append(_step(step, trajectory, depth, injected))
     if agent.error:
         parts.append(f'<div class="err">{_e(agent.name)}: {_e(_first_line(agent.error))}</div>')
     return "".join(parts)
 
 
-def _trajectory(trajectory: Trajectory) -> str:
+def _trajectory(trajectory: Trajectory, injected: frozenset[int] = frozenset()) -> str:
     main = next((a for a in trajectory.agents if a.role == "main"), trajectory.agents[0] if trajectory.agents else None)
     if main is None:
         return ""
@@ -574,11 +606,50 @@ def _trajectory(trajectory: Trajectory) -> str:
                     shown.add(sub.name)
                     stack.append(sub)
     rest = "".join(
-        f'<details class="sub"><summary>agent <b>{_e(a.name)}</b> ({_e(a.role)}): {len(a.steps)} step(s)</summary>{_agent_steps(a, trajectory, 1)}</details>'
+        f'<details class="sub"><summary>agent <b>{_e(a.name)}</b> ({_e(a.role)}): {len(a.steps)} step(s)</summary>{_agent_steps(a, trajectory, 1, injected)}</details>'
         for a in trajectory.agents
         if a.name not in shown
     )
-    return f'<h4>Transcript</h4><div class="transcript">{_agent_steps(main, trajectory)}{rest}</div>'
+    return f'<h4>Transcript</h4><div class="transcript">{_agent_steps(main, trajectory, 0, injected)}{rest}</div>'
+
+
+def injected_failures(record: RolloutRecord) -> frozenset[int]:
+    """The `id()`s of the trajectory's tool calls the noise failed (`NoiseReport.failed_calls`: the
+    agent, the simulated second and ARE's method name match one failed call; the app's part of the
+    name may differ: the noise names the tool as its app class registers it)."""
+    noise = record.result.noise if record.result is not None else None
+    if noise is None or not noise.failed_calls or record.trajectory is None:
+        return frozenset()
+    wanted = [(f.agent, f.tool, f.sim_seconds) for f in noise.failed_calls]
+    found: set[int] = set()
+    for agent in record.trajectory.agents:
+        for step in agent.steps:
+            for call in step.tool_calls:
+                method = (call.event_name or call.name).rsplit("__", 1)[-1]
+                if not call.ok and any(who == agent.name and tool.rsplit("__", 1)[-1] == method and abs(t - call.t) < 1e-3 for who, tool, t in wanted):
+                    found.add(id(call))
+    return frozenset(found)
+
+
+def _noise(record: RolloutRecord) -> str:
+    """What the noise did in this rollout (docs/noise.md): its settings, each call it failed, each
+    environment event it added that ran — the judge's event log does not say which are the noise's."""
+    noise = record.result.noise if record.result is not None else None
+    if noise is None:
+        return ""
+    c = noise.config
+    events = [e for e in (record.result.event_log if record.result is not None else []) if str(e.get("id", "")).startswith(ENV_EXPANSION_PREFIX)]
+    failures = "".join(f"<li>{f.sim_seconds:.1f} s · {_e(f.agent)}'s call #{f.call_index}: <code>{_e(f.tool)}</code> failed</li>" for f in noise.failed_calls)
+    injected = "".join(f"<li>{float(e.get('t', 0) or 0):.1f} s · <code>{_e(e.get('tool', ''))}</code></li>" for e in events)
+    flag = "" if noise.augmentation else " · the scenario has no augmentation data (no renames, no events)"
+    return (
+        f'<div class="noisebox"><b>noise</b> (p={c.tool_failure_probability:g}, {c.env_events_per_minute:g} environment events/min, seed {c.env_events_seed}){flag}: '
+        f"{noise.tool_failures} of {noise.tool_calls_drawn} tool call(s) failed by the noise · {noise.env_events} of {noise.env_events_scheduled} "
+        f"added environment event(s) ran · {noise.renamed_tools} tool(s) renamed"
+        + (f"<ul>{failures}</ul>" if failures else "")
+        + (f"<div class='dim'>added events that ran:</div><ul>{injected}</ul>" if injected else "")
+        + "</div>"
+    )
 
 
 def _transcript(record: RolloutRecord) -> str:
@@ -587,13 +658,14 @@ def _transcript(record: RolloutRecord) -> str:
         f"{_badge(record.status)} <b>{_e(record.scenario_id)}</b>"
         + (f" [{_e(record.perturbation)}]" if record.perturbation else "")
         + f' <span class="dim">run {record.sample_index} · {_e(record.policy)}'
-        + (f" · reward {res.reward:.2f} · {res.sim_seconds:.1f} s · {res.steps} steps" if res is not None else "")
+        + (f" · reward {record.reward:.2f}" if record.reward is not None else "")
+        + (f" · {res.sim_seconds:.1f} s · {res.steps} steps" if res is not None else "")
         + "</span>"
     )
     trajectory = record.trajectory
-    body = [_verdict(record), _ledgers(record)]
+    body = [_verdict(record), _noise(record), _ledgers(record)]
     if trajectory is not None and trajectory.agents:
-        body.append(_trajectory(trajectory))
+        body.append(_trajectory(trajectory, injected_failures(record)))
         body.append(f"<details><summary>event log and delegations</summary>{_event_log(record, trajectory)}{_delegations(record)}</details>")
     else:
         body.append('<p class="dim">This record has no trajectory (no thoughts or model outputs were kept): what it has is shown.</p>')

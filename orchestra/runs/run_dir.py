@@ -173,8 +173,16 @@ class RunDir:
         self.retried = 0
 
     def open(self, batch: Batch, *, runs: int = 1) -> RunDir:
+        from orchestra.runs.preflight import shared_ids
+
+        shared = shared_ids(batch)  # also with --no-preflight: one file's record must never overwrite another's
+        if shared:
+            raise OrchestraError("; ".join(shared))
         manifest = build_manifest(batch, runs=runs)
-        self.path.mkdir(parents=True, exist_ok=True)
+        try:
+            self.path.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise self.unwritable(exc) from None
         if self.manifest_path.is_file():
             old = Manifest.model_validate_json(self.manifest_path.read_text(encoding="utf-8"))
             self._check_same(old, manifest)
@@ -186,10 +194,18 @@ class RunDir:
             )
         elif self.results.is_file() and self.results.stat().st_size:
             raise OrchestraError(f"{self.path}: holds {RESULTS} but no {MANIFEST}: not a run folder of this orchestra; use another --out folder")
-        _write_atomic(self.manifest_path, manifest.model_dump_json(indent=1) + "\n")
+        try:  # the manifest is written before the first rollout: a folder that cannot be written fails here, not after one ran
+            _write_atomic(self.manifest_path, manifest.model_dump_json(indent=1) + "\n")
+        except OSError as exc:
+            raise self.unwritable(exc) from None
         if self.results.is_file():
             self._load()
         return self
+
+    def unwritable(self, exc: OSError) -> OrchestraError:
+        """The one line for a run folder that cannot be written (`--out` names it)."""
+        where = f" ({exc.filename})" if exc.filename and str(exc.filename) != str(self.path) else ""
+        return OrchestraError(f"--out {self.path}: cannot write the run folder: {exc.strerror or type(exc).__name__}{where}")
 
     def _check_same(self, old: Manifest, new: Manifest) -> None:
         hint = f"use another --out folder, or delete {self.start_over} to start over"

@@ -14,6 +14,7 @@ Definitions (k = the number of runs of each scenario):
 
 from __future__ import annotations
 
+import json
 import math
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
@@ -35,6 +36,7 @@ __all__ = [
     "format_summary",
     "macro_success_rate",
     "pass_hat_k",
+    "setting_differences",
     "summarize",
 ]
 
@@ -168,16 +170,9 @@ def format_summary(summary: RunSummary) -> str:
 
 
 def compare(a: list[RolloutRecord], b: list[RolloutRecord], manifest_a: Manifest | None = None, manifest_b: Manifest | None = None) -> dict[str, Any]:
-    """Per capability deltas of pass@1 and per scenario flips (its pass rate over runs changed)."""
-    sa, sb = summarize(a, manifest_a), summarize(b, manifest_b)
-    caps_b = {c.capability: c for c in sb.capabilities}
-    deltas = []
-    for ca in sa.capabilities:
-        cb = caps_b.get(ca.capability)
-        if cb is None:
-            continue
-        delta = None if ca.pass_at_1 is None or cb.pass_at_1 is None else cb.pass_at_1 - ca.pass_at_1
-        deltas.append({"capability": ca.capability, "a": ca.pass_at_1, "b": cb.pass_at_1, "delta": delta, "errors_a": ca.errors, "errors_b": cb.errors})
+    """Per capability deltas of pass@1 and per scenario flips (its pass rate over runs changed),
+    over the scenarios both runs judged only (`overlap`: how many; 0 — nothing to compare — is said,
+    never printed as a +100 delta); and every setting in which the two runs differ (`settings`)."""
 
     def rates(records: list[RolloutRecord]) -> Mapping[str, tuple[int, int]]:
         out: dict[str, list[int]] = defaultdict(lambda: [0, 0])
@@ -188,32 +183,94 @@ def compare(a: list[RolloutRecord], b: list[RolloutRecord], manifest_a: Manifest
         return {k: (v[0], v[1]) for k, v in out.items()}
 
     ra, rb = rates(a), rates(b)
+    common = set(ra) & set(rb)
+    sa, sb = summarize([r for r in a if _key(r) in common], manifest_a), summarize([r for r in b if _key(r) in common], manifest_b)
+    caps_b = {c.capability: c for c in sb.capabilities}
+    deltas = []
+    for ca in sa.capabilities if common else []:
+        cb = caps_b.get(ca.capability)
+        if cb is None:
+            continue
+        delta = None if ca.pass_at_1 is None or cb.pass_at_1 is None else cb.pass_at_1 - ca.pass_at_1
+        deltas.append({"capability": ca.capability, "a": ca.pass_at_1, "b": cb.pass_at_1, "delta": delta, "errors_a": ca.errors, "errors_b": cb.errors})
     flips = []
-    for key in sorted(set(ra) & set(rb)):
+    for key in sorted(common):
         (pa, na), (pb, nb) = ra[key], rb[key]
         if pa / na != pb / nb:
             flips.append({"scenario": key, "a": f"{pa}/{na}", "b": f"{pb}/{nb}", "direction": "better" if pb / nb > pa / na else "worse"})
     only = {"a": sorted(set(ra) - set(rb)), "b": sorted(set(rb) - set(ra))}
     # ERROR rollouts are left out of the rates: name their scenarios, or a run whose server died looks unchanged
     errors = {side: sorted({_key(r) for r in records if r.status == "ERROR"}) for side, records in (("a", a), ("b", b))}
-    return {"policies": {"a": sa.policies, "b": sb.policies}, "capabilities": deltas, "flips": flips, "only_in": only, "errors": errors}
+    return {
+        "policies": {"a": sorted({r.policy for r in a}), "b": sorted({r.policy for r in b})},
+        "overlap": len(common),
+        "settings": setting_differences(manifest_a, manifest_b),
+        "capabilities": deltas,
+        "flips": flips,
+        "only_in": only,
+        "errors": errors,
+    }
+
+
+def setting_differences(a: Manifest | None, b: Manifest | None) -> list[dict[str, Any]]:
+    """Every setting two runs' manifests differ in (`path`, `a`, `b`; values as JSON text): the
+    configuration (clock, judge, models, scaffolds, noise, ...), the models called, the runs per
+    scenario, orchestra's version. A run without a manifest has no settings to compare (empty)."""
+    if a is None or b is None:
+        return []
+
+    def settings(m: Manifest) -> dict[str, Any]:
+        configuration: Any = m.configurations[0] if len(m.configurations) == 1 else m.configurations
+        return {"configuration": configuration, "models": m.models, "runs": m.runs, "orchestra_version": m.orchestra_version}
+
+    fa, fb = _flatten(settings(a)), _flatten(settings(b))
+    missing = "(not set)"
+    return [
+        {"path": path, "a": fa.get(path, missing), "b": fb.get(path, missing)}
+        for path in sorted(set(fa) | set(fb))
+        if fa.get(path, missing) != fb.get(path, missing)
+    ]
+
+
+def _flatten(value: Any, path: str = "") -> dict[str, str]:
+    """`value` as {dotted path: its JSON text}: dicts and lists of dicts are walked, other values are leaves."""
+    if isinstance(value, dict) and value:
+        out: dict[str, str] = {}
+        for key in value:
+            out.update(_flatten(value[key], f"{path}.{key}" if path else str(key)))
+        return out
+    if isinstance(value, list) and value and any(isinstance(v, dict | list) for v in value):
+        out = {}
+        for i, v in enumerate(value):
+            out.update(_flatten(v, f"{path}[{i}]"))
+        return out
+    return {path: json.dumps(value, sort_keys=True, default=str)}
 
 
 def format_compare(result: dict[str, Any], name_a: str, name_b: str) -> str:
-    lines = [f"A = {name_a} ({', '.join(result['policies']['a'])})", f"B = {name_b} ({', '.join(result['policies']['b'])})", ""]
-    lines.append(f"{'capability':<14} {'A pass@1 %':>10} {'B pass@1 %':>10} {'delta':>7} {'A err':>5} {'B err':>5}")
-    for d in result["capabilities"]:
-        delta = "-" if d["delta"] is None else f"{100 * d['delta']:+.1f}"
-        lines.append(f"{d['capability']:<14} {_pct(d['a']):>10} {_pct(d['b']):>10} {delta:>7} {d['errors_a']:>5} {d['errors_b']:>5}")
+    lines = [f"A = {name_a} ({', '.join(result['policies']['a'])})", f"B = {name_b} ({', '.join(result['policies']['b'])})"]
+    settings = result.get("settings") or []
+    if settings:
+        lines.append(f"settings that differ ({len(settings)}):")
+        lines += [f"  {s['path']}: {s['a']} (A), {s['b']} (B)" for s in settings]
     lines.append("")
-    if result["flips"]:
-        lines.append(f"{len(result['flips'])} scenario(s) changed (passes/runs):")
-        lines += [f"  {f['direction']:<6} {f['scenario']:<44} {f['a']} -> {f['b']}" for f in result["flips"]]
+    if not result.get("overlap", 1):
+        lines.append("no scenario in common (judged in both runs): nothing to compare")
     else:
-        lines.append("no scenario changed")
+        lines.append(f"over the {result['overlap']} scenario(s) both runs judged:")
+        lines.append(f"{'capability':<14} {'A pass@1 %':>10} {'B pass@1 %':>10} {'delta':>7} {'A err':>5} {'B err':>5}")
+        for d in result["capabilities"]:
+            delta = "-" if d["delta"] is None else f"{100 * d['delta']:+.1f}"
+            lines.append(f"{d['capability']:<14} {_pct(d['a']):>10} {_pct(d['b']):>10} {delta:>7} {d['errors_a']:>5} {d['errors_b']:>5}")
+        lines.append("")
+        if result["flips"]:
+            lines.append(f"{len(result['flips'])} scenario(s) changed (passes/runs):")
+            lines += [f"  {f['direction']:<6} {f['scenario']:<44} {f['a']} -> {f['b']}" for f in result["flips"]]
+        else:
+            lines.append("no scenario changed")
     for side in ("a", "b"):
         if result["only_in"][side]:
-            lines.append(f"only in {side.upper()}: {', '.join(result['only_in'][side])}")
+            lines.append(f"only in {side.upper()} (not compared): {', '.join(result['only_in'][side])}")
     for side in ("a", "b"):
         if result.get("errors", {}).get(side):
             lines.append(f"ERROR in {side.upper()} (left out of the rates): {', '.join(result['errors'][side])}")

@@ -216,3 +216,79 @@ def test_noise_phase_flags_are_checked(gaia2_folder, tmp_path, capsys):
     with pytest.raises(SystemExit):
         main([*argv, "--env-events-per-minute", "2.5"])  # ARE's EnvEventsConfig takes a whole number
     assert not (tmp_path / "sub").exists()
+
+
+def test_show_and_report_find_gaia2_rollouts_and_mark_the_noise(submission, capsys, tmp_path):
+    """The phases keep trajectories as `orchestra run` does: `show OUT/PHASE/NAME` reads one. The
+    noise phase's report says what the noise did — each call it failed and each event it added,
+    marked where it happened (it used to never mention noise)."""
+    from orchestra.runs.report import load_run
+
+    out, _, _ = submission
+    capsys.readouterr()
+    name = sorted((out / "noise" / "rollouts").glob("*.json"))[0].stem
+    assert main(["show", str(out / "noise" / name)]) == 0
+    shown = capsys.readouterr().out
+    assert "status: " in shown and "transcript (simulated seconds" in shown and "noise: failures=" in shown
+    page_path = tmp_path / "noise.html"
+    assert main(["report", str(out / "noise"), "-o", str(page_path)]) == 0
+    page = page_path.read_text()
+    records = load_run(out / "noise").records
+    failures = sum(len(r.result.noise.failed_calls) for r in records if r.result is not None and r.result.noise is not None)
+    events = sum(1 for r in records if r.result is not None for e in r.result.event_log if str(e.get("id", "")).startswith("env_expansion_"))
+    assert failures + events > 0
+    assert page.count(">NOISE: INJECTED FAILURE</span>") == failures
+    assert page.count(">NOISE: INJECTED EVENT</span>") == events
+    assert page.count('<div class="noisebox"><b>noise</b> (p=0.1, 10 environment events/min, seed 0)') == len(records)
+    assert f"{len(records)} rollout(s) under noise: {failures} tool call(s) failed by it" in page
+
+
+def test_a_folder_without_a_capability_leaves_its_column_empty(gaia2_folder, tmp_path, capsys):
+    """It used to be refused ("no time/ folder"); `--id` / `--limit` leaving a column empty shows `-`,
+    and so does a folder that lacks a config. A folder with none of them is still refused."""
+    import shutil
+
+    source = tmp_path / "src"
+    shutil.copytree(gaia2_folder, source)
+    shutil.rmtree(source / "time")
+    out = tmp_path / "out"
+    assert main(["gaia2", "--team", "oracle", "--runs", "1", "--source", str(source), "--out", str(out), "--no-progress"]) == 0
+    err = capsys.readouterr().err
+    assert f"orchestra: gaia2: {source} has no time/ folder: those columns stay empty (not a submission)" in err
+    table = json.loads((out / "gaia2_table.json").read_text())
+    assert [c["rollouts"] for c in table["columns"]] == [1, 1, 1, 0, 1, 1, 1]
+    assert "Gaia2: over 6 of 7 capabilities (Time: no rollout selected); not a submission" in err
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert main(["gaia2", "--team", "oracle", "--source", str(empty), "--out", str(tmp_path / "o2")]) == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1].startswith(f"orchestra: error: {empty}: no Gaia2 scenarios: a Gaia2 folder holds ")
+
+
+def test_a_model_endpoint_that_dies_mid_run_stops_gaia2_with_the_resume_line(gaia2_folder, tmp_path, capsys):
+    from orchestra_dev.mock_openai import MockServer
+
+    out = tmp_path / "out"
+    with MockServer(latency=0.0, fault="http500", healthy=1) as server:  # the preflight's test request passes, then HTTP 500s
+        argv = [
+            "gaia2",
+            "--model",
+            "openai/mock",
+            "--endpoint",
+            server.base_url,
+            "--runs",
+            "1",
+            "--source",
+            str(gaia2_folder),
+            "--out",
+            str(out),
+            "--no-progress",
+        ]
+        code = main(argv)
+    captured = capsys.readouterr()
+    assert code == 1 and len(captured.out.strip().splitlines()) == 1 and " ERROR " in captured.out
+    last = captured.err.strip().splitlines()[-1]
+    assert last.startswith(f"orchestra: the model endpoint stopped answering (agent model openai/mock: endpoint {server.base_url}: ")
+    assert last.endswith(
+        f"in phase standard: 1 of its 5 rollout(s) finished, kept in {out / 'standard' / 'results.jsonl'} (earlier phases are complete); resume with: orchestra {' '.join(argv)}"
+    )
+    assert not (out / "gaia2_table.json").exists()

@@ -49,7 +49,7 @@ def test_are_root_logger_lines_are_kept_out_of_the_table(verbose, shown, capsys)
     rows = captured.out.strip().splitlines()
     assert len(rows) == 1 and rows[0].split()[:3] == ["univ_02_mt_adapt_one_on_one_slot", "[missing]", "FAIL"]
     if not shown:  # quiet: the summary line and nothing else
-        assert captured.err.strip().splitlines() == ["1 rollout(s): 0 passed, 1 failed, 0 not applicable, 0 error(s); mean reward 0.000"]
+        assert captured.err.strip().splitlines() == ["1 rollout(s): 0 passed, 1 failed, 0 error(s); mean reward 0.000 over 1 judged"]
 
 
 def test_orchestra_s_own_warnings_still_show_and_are_s_need_vv():

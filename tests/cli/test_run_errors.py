@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from orchestra.cli import main
@@ -103,3 +104,63 @@ def test_the_default_cap_on_errors_in_a_row_is_sane():
     from orchestra.cli.run import DEFAULT_MAX_CONSECUTIVE_ERRORS
 
     assert 3 <= DEFAULT_MAX_CONSECUTIVE_ERRORS <= 20
+
+
+def test_an_error_has_no_reward_in_any_line_file_or_mean(tmp_path, capsys, scenario_path):
+    """The judge passes what ran before the error (ARE's loop answered "Max iterations reached" for
+    a model whose calls all failed: reward 1.0): it used to show as `ERROR reward=1.00` and
+    `0 passed, mean reward 1.000, 1 error(s)`. Now nothing of orchestra's shows that reward."""
+    from orchestra.runs.report import load_run, render
+    from orchestra.runs.run_dir import read_results
+
+    script = _script(tmp_path, [{"raise": "APIConnectionError"}] * 2)
+    out = tmp_path / "run"
+    argv = _run(tmp_path, scenario_path("starter_search_lookup"), script, "--out", str(out), "--no-progress")
+    assert main(argv) == 1
+    captured = capsys.readouterr()
+    row = captured.out.strip().splitlines()[0]
+    assert row.split()[1] == "ERROR" and "reward=-" in row and "reward=1" not in row
+    assert captured.err.strip().splitlines()[-1] == "1 rollout(s): 0 passed, 0 failed, 1 error(s); no judged rollout (no mean reward)"
+    (record,) = read_results(out)
+    assert record.result is not None and record.result.reward == 1.0  # the judge's view, kept as evidence...
+    assert record.status == "ERROR" and record.reward is None  # ...is not the rollout's reward
+    assert main([*argv[:-3], "--json"]) == 1
+    rec = json.loads(capsys.readouterr().out)
+    assert rec["status"] == "ERROR" and rec["reward"] is None and rec["success"] is None
+    assert main(["show", str(out / "starter_search_lookup")]) == 0
+    shown = capsys.readouterr().out
+    assert "no reward (ERROR)" in shown and "reward 1.00" not in shown and "verdict: none (ERROR)" in shown
+    page = render(load_run(out), plotly_js="")
+    rollouts = page[page.index('<table id="rollouts"') : page.index("</table>", page.index('<table id="rollouts"'))]
+    cells = re.findall(r"<td[^>]*>(.*?)</td>", rollouts)
+    assert cells[3].endswith("ERROR</span>") and cells[4] == "–"  # status, reward
+    assert "reward <b>1.00" not in page and "reward 1.00" not in page
+
+
+def test_the_mean_reward_is_over_judged_rollouts_only():
+    from orchestra.cli._output import totals_line
+    from orchestra.record import RolloutRecord
+
+    passed = RolloutRecord.model_validate(json.loads(_judged_line(1.0)))
+    errored = passed.model_copy(update={"error": "every call to the main agent's model failed"})
+    assert (passed.reward, errored.reward) == (1.0, None)
+    assert totals_line([passed, errored]) == "2 rollout(s): 1 passed, 0 failed, 1 error(s); mean reward 1.000 over 1 judged"
+
+
+def _judged_line(reward: float) -> str:
+    result = {
+        "scenario_id": "s",
+        "source": "s.json",
+        "success": reward == 1.0,
+        "reward": reward,
+        "reward_mode": "binary",
+        "rationale": None,
+        "turns": [],
+        "nb_turns": 1,
+        "turns_completed": 1,
+        "sim_seconds": 1.0,
+        "stop_reason": "done",
+        "event_log_sha256": "0",
+        "event_log": [],
+    }
+    return json.dumps({"scenario_id": "s", "source": "s.json", "policy": "agent", "result": result})

@@ -95,3 +95,29 @@ def test_show_an_error_rollout_says_why_there_is_no_trajectory(tmp_path, capsys,
     assert "agents: none (the rollout ended before any agent ran)" in text
     assert "(no trajectory: the rollout ended in ERROR before any agent ran)" in text
     assert "records in results.jsonl leave it out" not in text
+
+
+def test_compare_says_when_two_runs_share_no_scenario_and_names_every_setting_that_differs(tmp_path, capsys, scenario_path):
+    """Two runs with no scenario in common used to print `+100.0` beside "no scenario changed" (exit
+    0); runs at time scale 1 and 8 printed the same label. Now: no overlap is said (exit 1), only
+    the overlap is compared, and each differing setting is listed with both values."""
+    lookup, deadline = str(scenario_path("starter_search_lookup")), str(scenario_path("starter_time_deadline"))
+    a, b, c = tmp_path / "a", tmp_path / "b", tmp_path / "c"
+    oracle = ["run", "--model", "orchestra/oracle", "--no-progress"]
+    assert main([*oracle, "--scenarios", lookup, "--out", str(a)]) == 0
+    assert main([*oracle, "--scenarios", deadline, "--out", str(b)]) == 0
+    assert main([*oracle, "--scenarios", lookup, deadline, "--out", str(c), "--time-scale", "8"]) == 0
+    capsys.readouterr()
+    assert main(["compare", str(a), str(b)]) == 1
+    text = capsys.readouterr().out
+    assert "no scenario in common (judged in both runs): nothing to compare" in text
+    assert "+100.0" not in text and "no scenario changed" not in text
+    assert "only in A (not compared): starter_search_lookup" in text and "only in B (not compared): starter_time_deadline" in text
+    assert main(["compare", str(a), str(c)]) == 0
+    text = capsys.readouterr().out
+    assert "settings that differ (1):\n  configuration.session.clock.time_scale: 1.0 (A), 8.0 (B)\n" in text
+    assert "over the 1 scenario(s) both runs judged:" in text and "only in B (not compared): starter_time_deadline" in text
+    assert main(["compare", str(a), str(c), "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["overlap"] == 1 and result["settings"] == [{"path": "configuration.session.clock.time_scale", "a": "1.0", "b": "8.0"}]
+    assert {d["capability"]: (d["a"], d["b"]) for d in result["capabilities"]}["all"] == (1.0, 1.0)  # the overlap only

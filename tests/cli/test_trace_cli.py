@@ -313,3 +313,29 @@ def test_tracing_counts_the_spans_an_exporter_failed_to_export():
         with clean.tracer.start_as_current_span("kept"):
             pass
     assert clean.lost_spans == 0 and clean.lost_message() is None
+
+
+def test_trace_content_without_trace_is_an_error_not_ignored(capsys, scenario_path, monkeypatch):
+    monkeypatch.delenv("OTEL_TRACES_EXPORTER", raising=False)
+    code = main(["run", "--model", "orchestra/oracle", "--scenarios", str(scenario_path("starter_search_lookup")), "--trace-content"])
+    captured = capsys.readouterr()
+    assert code == 2 and captured.out == ""
+    assert (
+        captured.err.strip()
+        == "orchestra: error: --trace-content records content into a trace: give --trace otlp|console|jsonl:PATH too (or OTEL_TRACES_EXPORTER)"
+    )
+
+
+def test_the_trace_says_error_where_the_command_line_does(capsys, tmp_path, scenario_path):
+    """A model whose calls all fail: the judge passes "Max iterations reached" (reward 1.0) but the
+    rollout is an ERROR; the trace's workflow line used to say `PASS`/`FAIL reward=1.00`."""
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([{"raise": "APIConnectionError"}] * 2))
+    out = tmp_path / "t.jsonl"
+    argv = ["run", "--scaffold", "react", "--model", f"orchestra/scripted:{script}", "--max-steps", "2", "--model-retries", "0"]
+    assert main([*argv, "--scenarios", str(scenario_path("starter_search_lookup")), "--trace", f"jsonl:{out}"]) == 1
+    assert capsys.readouterr().out.split()[1] == "ERROR"
+    assert main(["trace", str(out)]) == 0
+    workflow = capsys.readouterr().out.splitlines()[1]
+    assert workflow.startswith("invoke_workflow ") and "[scenario=starter_search_lookup sample=0 ERROR stop=" in workflow
+    assert "PASS" not in workflow and "FAIL" not in workflow and "reward=" not in workflow

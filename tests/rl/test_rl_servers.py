@@ -30,7 +30,7 @@ def test_batched_rollouts_run_against_an_openai_compatible_server(judge_pool):
         assert main.model == "openai/mock-policy" and main.steps == 3 and main.prompt_tokens > 0 and main.sim_seconds > 0
     calendar = next(r for r in records if r.scenario_id == "starter_execution_calendar")
     assert calendar.result is not None and calendar.result.reward == 0.0  # three reads, none of the writes: the judge says no
-    assert server.requests == sum(r.result.model_calls for r in records)
+    assert server.requests == 1 + sum(r.result.model_calls for r in records)  # the preflight's one-token test request, then the agents'
 
 
 def test_batched_rollouts_against_a_dead_endpoint_fail_at_once_in_one_line(judge_pool):

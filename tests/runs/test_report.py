@@ -403,3 +403,50 @@ def test_the_report_renders_in_headless_chromium(mixed: Path, tmp_path: Path) ->
     assert problems == []
     png = shot.read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 50_000
+
+
+def test_condition_checks_are_folded_away_under_their_count() -> None:
+    """ARE re-runs each condition event every tick: a noise run's fallback event log was 1,292 of
+    1,410 rows `CONDITION ... → false`. They are hidden by default, under their count."""
+    from orchestra.record import RolloutResult
+    from orchestra.runs.report import _event_log
+
+    def event(t: float, kind: str, tool: str, **extra: object) -> dict:
+        return {"t": t, "type": kind, "id": extra.pop("id", f"{kind}-{t}"), "tool": tool, "args": {}, "return": extra.get("ret"), "exception": None}
+
+    log = [event(1.0, "USER", "AgentUserInterface__send_message_to_agent")]
+    log += [event(1.0 + i, "CONDITION", "condition_check", ret=False) for i in range(5)]
+    log += [event(7.0, "ENV", "Messages__create_and_add_message", id="env_expansion_Messages_x_0"), event(8.0, "AGENT", "Contacts__get_contacts")]
+    result = RolloutResult(
+        scenario_id="a", source="a.json", success=True, reward=1.0, reward_mode="binary", rationale=None, turns=[], nb_turns=1,
+        turns_completed=1, sim_seconds=9.0, stop_reason="all_turns_completed", event_log_sha256="0", event_log=log,
+    )  # fmt: skip
+    html = _event_log(RolloutRecord(scenario_id="a", source="a.json", policy="p", result=result), None)
+    main, _, folded = html.partition('<details class="conditions">')
+    assert main.count("<tr class=") == 3 and "condition_check" not in main
+    assert "NOISE: INJECTED EVENT" in main and main.index("NOISE: INJECTED EVENT") > main.index("Messages__create_and_add_message")
+    assert folded.startswith("<summary>5 condition check(s) hidden") and folded.count('<tr class="ev-condition">') == 5
+
+
+@pytest.mark.slow  # Chromium start-up
+def test_a_link_to_a_transcript_opens_it_in_headless_chromium(mixed: Path, tmp_path: Path) -> None:
+    """`report.html#r-NAME` (a link from elsewhere, or typed) used to land on a closed transcript."""
+    executable = chromium()
+    from playwright.sync_api import sync_playwright
+
+    page_path = tmp_path / "report.html"
+    assert main(["report", str(mixed), "-o", str(page_path)]) == 0
+    first, second = load_run(mixed).records[:2]
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=executable, args=CHROMIUM_FLAGS, headless=True)
+        try:
+            page = browser.new_page()
+            page.route(re.compile(r"^(?!file:).*"), lambda route: route.abort())
+            page.goto(f"{page_path.as_uri()}#{anchor(first)}", wait_until="load")
+            assert page.locator(f'[id="{anchor(first)}"] .body').is_visible()
+            assert not page.locator(f'[id="{anchor(second)}"] .body').is_visible()
+            page.evaluate(f"location.hash = {json.dumps('#' + anchor(second))}")  # a link followed inside the page
+            page.wait_for_function(f"document.getElementById({json.dumps(anchor(second))}).open")
+            assert page.locator(f'[id="{anchor(second)}"] .body').is_visible()
+        finally:
+            browser.close()

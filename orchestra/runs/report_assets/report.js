@@ -14,3 +14,15 @@ document.querySelectorAll('#rollouts a').forEach(function (a) {
     if (target) { target.open = true; }
   });
 });
+// A link to a transcript (`report.html#r-NAME`, from another page or typed) opens it: a closed
+// <details> would otherwise show only its summary line.
+function openLinked() {
+  var id = decodeURIComponent(location.hash.slice(1));
+  var target = id ? document.getElementById(id) : null;
+  if (target && target.tagName === 'DETAILS') {
+    target.open = true;
+    target.scrollIntoView();
+  }
+}
+window.addEventListener('hashchange', openLinked);
+openLinked();
