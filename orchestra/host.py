@@ -98,9 +98,15 @@ class Host:
         for name, module in BUILTIN_PLUGINS:
             pm.register(importlib.import_module(module), name=name)
             sources[name] = "builtin"
-        for ep in sorted(metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
+        installed = sorted(metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name)
+        third_party = [ep for ep in installed if (ep.dist.name if ep.dist is not None else "?") != BUILTIN_DIST]
+        if entry_points and allowed and (unknown := sorted(allowed - {ep.name for ep in third_party})):
+            # an allow-list entry that matches nothing is a typo, not a wish to load less: say so
+            names = ", ".join(ep.name for ep in third_party) or "none"
+            raise PluginError(f"ORCHESTRA_PLUGINS (or allow=) names {', '.join(map(repr, unknown))}, which no installed plugin is; installed: {names}")
+        for ep in third_party:
             dist = ep.dist.name if ep.dist is not None else "?"
-            if dist == BUILTIN_DIST or not entry_points or (allowed is not None and ep.name not in allowed):
+            if not entry_points or (allowed is not None and ep.name not in allowed):
                 continue
             if pm.has_plugin(ep.name):
                 raise PluginError(f"plugin {ep.name!r} ({ep.value}, from {dist}) has the name of a plugin already registered")
@@ -111,6 +117,8 @@ class Host:
             pm.register(plugin, name=ep.name)
             sources[ep.name] = f"{dist} {ep.dist.version if ep.dist else ''}".strip()
         for plugin in plugins:
+            if pm.is_registered(plugin):  # installed as an entry point too: loaded once, under that name
+                continue
             # a module by its name, an instance by its class (never pluggy's default, the object's
             # id(), which differs in every process and says nothing in `orchestra plugins` or errors)
             base = getattr(plugin, "__name__", None) or type(plugin).__qualname__
@@ -155,7 +163,18 @@ class Host:
 
             self.pm.subset_hook_caller("register_scaffolds", others)(register=lambda n, f: reg("scaffold", self.scaffolds, n, f))
             self.pm.subset_hook_caller("register_models", others)(register=lambda p, h: reg("model provider", self.models, p, h))
-            self.pm.subset_hook_caller("register_tools", others)(register=lambda spec, fn: reg("tool", self.tools, spec.name, (spec, fn)))
+
+            def tool(spec: Any, fn: Any, _name: str = name) -> None:
+                from orchestra.types import ToolSpec
+
+                if not isinstance(spec, ToolSpec) or not callable(fn):
+                    got = f"{type(spec).__name__}, {type(fn).__name__}"
+                    raise PluginError(
+                        f"plugin {_name!r}, hook 'register_tools': register(spec, fn) takes an orchestra.types.ToolSpec and a callable; got ({got})"
+                    )
+                reg("tool", self.tools, spec.name, (spec, fn))
+
+            self.pm.subset_hook_caller("register_tools", others)(register=tool)
             self.pm.subset_hook_caller("register_judges", others)(register=lambda mode, build: reg("judge", self.judges, mode, build))
             self.pm.subset_hook_caller("register_sandboxes", others)(register=lambda n, f: reg("sandbox", self.sandboxes, n, f))
             self.pm.subset_hook_caller("register_executors", others)(register=lambda n, f: reg("executor", self.executors, n, f))
@@ -257,8 +276,28 @@ class _AttributedAwaitable:
             close()
 
 
+#: The hooks whose implementations return an awaitable (or None: "not mine"). A built-in always
+#: answers the first four, so a wrapper of one of them that returns None has dropped the answer.
+AWAITABLE_HOOKS = frozenset({"rollout", "agent_run", "model_call", "tool_call", "delegate"})
+ALWAYS_ANSWERED = frozenset({"rollout", "agent_run", "model_call", "tool_call"})
+
+
+def _not_awaitable(result: Any, plugin: str, hook: str, *, wrapper: bool) -> TypeError | None:
+    """The error for an implementation of an awaitable hook that returned something else, named for
+    its plugin (awaiting it later would blame whichever plugin awaits it)."""
+    if hook not in AWAITABLE_HOOKS or inspect.isawaitable(result):
+        return None
+    if result is None and not (wrapper and hook in ALWAYS_ANSWERED):
+        return None
+    what = "wrapper" if wrapper else "implementation"
+    fix = "return the awaitable `yield` gave it (or an awaitable of its own)" if wrapper else "return an awaitable (e.g. a coroutine) or None"
+    return TypeError(f"plugin {plugin!r}'s {hook} {what} returned {type(result).__name__}, not an awaitable: it must {fix}")
+
+
 def _attributed(fn: Callable[..., Any], plugin: str, hook: str) -> Callable[..., Any]:
-    def settle(result: Any) -> Any:
+    def settle(result: Any, *, wrapper: bool = False) -> Any:
+        if (wrong := _not_awaitable(result, plugin, hook, wrapper=wrapper)) is not None:
+            raise wrong
         return _AttributedAwaitable(result, plugin, hook) if inspect.isawaitable(result) else result
 
     if inspect.isgeneratorfunction(fn):  # a wrapper: `result = yield`, then return or raise
@@ -266,7 +305,7 @@ def _attributed(fn: Callable[..., Any], plugin: str, hook: str) -> Callable[...,
         @functools.wraps(fn)
         def attributed_wrapper(*args: Any) -> Any:
             try:
-                return settle((yield from fn(*args)))
+                return settle((yield from fn(*args)), wrapper=True)
             except Exception as exc:
                 _note(exc, plugin, hook)
                 raise

@@ -147,3 +147,57 @@ def test_inline_plugin_objects_get_stable_names_and_bad_ones_a_clear_error():
 
     with pytest.raises(PluginError, match="NotAWrapper.*not a valid orchestra plugin"):
         Host.create([NotAWrapper()], entry_points=False)
+
+
+class _DropsTheAnswer:
+    """A tool-call wrapper that forgets to return what `yield` gave it."""
+
+    @hookimpl(wrapper=True)
+    def tool_call(self, agent, call):
+        yield
+
+
+class _ReturnsAnOutcome:
+    """A tool-call implementation that returns a value where an awaitable belongs."""
+
+    @hookimpl(tryfirst=True)
+    def tool_call(self, agent, call):
+        return "an outcome, not an awaitable"
+
+
+@pytest.mark.parametrize(("plugin", "what"), [(_DropsTheAnswer(), "wrapper returned NoneType"), (_ReturnsAnOutcome(), "implementation returned str")])
+def test_a_hook_that_returns_no_awaitable_is_blamed_on_its_own_plugin(plugin, what, judge_pool, scenario_path):
+    """Not on the built-in that awaits it later (the error a plugin author would chase the wrong way)."""
+    name = type(plugin).__name__
+    host = Host.create([plugin], entry_points=False)
+    with pytest.raises(AssertionError) as raised:  # the helper asserts the rollout did not fail, with its error
+        run_agent_on(scenario_path("starter_execution_calendar"), model="orchestra/oracle", host=host, judge_pool=judge_pool)
+    text = str(raised.value)
+    assert f"plugin '{name}''s tool_call {what}, not an awaitable" in text and f"raised in plugin '{name}', hook 'tool_call'" in text
+
+
+def test_a_plugin_passed_in_code_and_installed_too_loads_once(tmp_path, monkeypatch):
+    _install_fake_distribution(tmp_path, monkeypatch)
+    module = __import__("orchestra_echo_scaffold")
+    host = Host.create([module])
+    assert host.plugin_names.count("echo") == 1 and "orchestra_echo_scaffold" not in host.plugin_names
+
+
+def test_an_allow_list_naming_no_installed_plugin_is_an_error(tmp_path, monkeypatch):
+    _install_fake_distribution(tmp_path, monkeypatch)
+    monkeypatch.setenv("ORCHESTRA_PLUGINS", "ecoh")
+    with pytest.raises(PluginError, match="ORCHESTRA_PLUGINS .*names 'ecoh', which no installed plugin is; installed: echo"):
+        Host.create()
+
+
+def test_registering_a_tool_without_a_tool_spec_names_the_plugin():
+    class SloppyTools:
+        @hookimpl
+        def register_tools(self, register):
+            register("Notes__jot", lambda: None)
+
+    with pytest.raises(
+        PluginError,
+        match=r"plugin '.*SloppyTools', hook 'register_tools': register\(spec, fn\) takes an orchestra.types.ToolSpec and a callable; got \(str, function\)",
+    ):
+        Host.create([SloppyTools()], entry_points=False)
