@@ -184,6 +184,11 @@ class Host:
         """Plugin names in registration order: the built-ins (fixed order), entry points, inline."""
         return list(self._sources)
 
+    def third_party(self) -> dict[str, str]:
+        """The plugins beside the built-ins, by name: their distribution and version, or "inline"
+        (what a run folder's manifest records, so a resume with other plugins is refused)."""
+        return {name: source for name, source in self._sources.items() if source != "builtin"}
+
     def _ordered_plugins(self) -> list[object]:
         return [p for p in (self.pm.get_plugin(n) for n in self._sources) if p is not None]
 

@@ -195,7 +195,7 @@ def _run_phases(args: argparse.Namespace, host: Host, plan: Gaia2Plan) -> int:
     from orchestra.gaia2.protocol import open_phases, run_phases
     from orchestra.gaia2.table import format_table
 
-    open_phases(plan)  # a folder of another configuration is refused before the Ctrl-C handling starts
+    open_phases(plan, host.third_party())  # a folder of another configuration is refused before the Ctrl-C handling starts
     phases = _Phases(args)
     ctrl_c = Interrupt(args, display=phases, last_words=phases.last_words)
     result: list[Gaia2Result] = []

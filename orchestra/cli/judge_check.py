@@ -47,6 +47,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--parity", action="store_true", help="also judge every trajectory with ARE's native offline harness (slow: ~5 s each)")
     p.add_argument("--out", type=Path, help="write each rollout's event log and verdict here")
     p.add_argument("--json", action="store_true", help="one JSON object per rollout, with `expected` and `as_expected`")
+    p.add_argument("--no-progress", action="store_true", help="accepted as on `run` and `gaia2` (this command prints plain lines)")
     add_session_options(p, reward_mode=False)
     add_filter_options(p)
     add_executor_options(p)

@@ -46,6 +46,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "with each rollout's trajectory (`orchestra show DIR/NAME`); a rerun resumes",
     )
     p.add_argument("--json", action="store_true", help="print one JSON object per scenario instead of a table")
+    p.add_argument("--no-progress", action="store_true", help="accepted as on `run` and `gaia2` (this command prints plain lines)")
     add_session_options(p)
     add_noise_options(p)
     add_filter_options(p)
@@ -65,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
     if not specs:
         raise no_scenario_error(args, args.sources)
     # A run folder (`--out`): what finished there before is kept, the rest runs and is kept as each ends.
-    batch = BatchRun.open(specs, args.out)
+    batch = BatchRun.open(specs, args.out, plugins=host.third_party())
     anyio.run(lambda: batch.run(host=host, executor=executor))
     records = batch.records if args.out else in_batch_order(batch.records, specs)
     for o in records:

@@ -174,7 +174,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _run_batch(args: argparse.Namespace, specs: list[_Spec], host: Host, executor: Executor, team_yaml: str | None) -> int:
     """Run what is left of the batch, streaming records to the run folder; a summary at the end."""
-    batch = BatchRun.open(specs, args.out, runs=args.runs)
+    batch = BatchRun.open(specs, args.out, runs=args.runs, plugins=host.third_party())
     if batch.run_dir is not None and team_yaml is not None:
         (batch.run_dir.path / "team.yaml").write_text(team_yaml)
     if batch.earlier or batch.retried:

@@ -46,6 +46,9 @@ def locate(text: str) -> Path:
         inside = sorted(p.stem for p in (path / "rollouts").glob("*.json")) if (path / "rollouts").is_dir() else []
         if inside:
             hint = f"; {text} is a run folder: give one of its rollouts, DIR/NAME: {', '.join(inside[:8])}" + (" ..." if len(inside) > 8 else "")
+    phases = sorted(q.parent.parent for q in path.parent.glob(f"*/rollouts/{path.name}.json"))  # `orchestra gaia2`'s folder: one run folder per phase
+    if phases and not hint:
+        hint = f"; {path.parent} is a folder of run folders (`orchestra gaia2` keeps one per phase): " + ", ".join(str(q / path.name) for q in phases)
     raise OrchestraError(f"{text}: no such rollout{hint}")
 
 

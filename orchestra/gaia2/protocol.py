@@ -153,9 +153,10 @@ def plan_gaia2(
     return plan
 
 
-def open_phases(plan: Gaia2Plan) -> dict[str, BatchRun]:
-    """Every phase's run folder, opened before anything runs: a folder of another configuration is
-    refused at once, not after the phases before it ran again. Traces torn by a kill are removed."""
+def open_phases(plan: Gaia2Plan, plugins: dict[str, str] | None = None) -> dict[str, BatchRun]:
+    """Every phase's run folder, opened before anything runs: a folder of another configuration (or
+    of other `plugins`, `Host.third_party()`) is refused at once, not after the phases before it ran
+    again. Traces torn by a kill are removed."""
     out = plan.out
     if (out / RESULTS).is_file() or (out / MANIFEST).is_file():
         raise OrchestraError(f"--out {out}: holds an `orchestra run` folder, not a gaia2 one; use another --out folder")
@@ -163,7 +164,7 @@ def open_phases(plan: Gaia2Plan) -> dict[str, BatchRun]:
     for phase in PHASES:
         specs = plan.phase_specs(phase)
         if specs:
-            opened[phase.name] = BatchRun.open(specs, RunDir(out / phase.name, start_over=out), runs=plan.runs)
+            opened[phase.name] = BatchRun.open(specs, RunDir(out / phase.name, start_over=out), runs=plan.runs, plugins=plugins)
             for torn in sorted((out / phase.name).glob("*/hf/*.json.tmp")):  # a trace being written when the run was killed
                 torn.unlink()
     return opened
@@ -186,7 +187,7 @@ async def run_phases(
     and no table."""
     if plan.writer not in host.pm.get_plugins():
         raise OrchestraError("the host does not hold the plan's trace writer: build it with Host.create([plan.writer, ...])")
-    phases = open_phases(plan)
+    phases = open_phases(plan, host.third_party())
     records: dict[tuple[str, str], list[RolloutRecord]] = {}
     for phase in PHASES:
         batch = phases.get(phase.name)

@@ -59,14 +59,17 @@ class BatchRun:
     stopped: str | None = None
 
     @classmethod
-    def open(cls, batch: Iterable[tuple[RolloutSpec, ScenarioFile | None]], out: Path | RunDir | None = None, *, runs: int = 1) -> BatchRun:
+    def open(
+        cls, batch: Iterable[tuple[RolloutSpec, ScenarioFile | None]], out: Path | RunDir | None = None, *, runs: int = 1, plugins: dict[str, str] | None = None
+    ) -> BatchRun:
         """The batch against its run folder: `out` is opened (its manifest checked or written, what
-        finished loaded; a folder of another configuration is refused), or None to keep nothing."""
+        finished loaded; a folder of another configuration, or of other `plugins` — `Host.third_party()` —
+        is refused), or None to keep nothing."""
         items = list(batch)
         run_dir = out if isinstance(out, RunDir) or out is None else RunDir(out)
         if run_dir is None:
             return cls(items, None, [], list(items))
-        run_dir.open(items, runs=runs)
+        run_dir.open(items, runs=runs, plugins=plugins)
         keys = {rollout_key(spec) for spec, _ in items}  # a folder may hold more than this batch (a smaller --limit)
         earlier = [record for key, record in run_dir.finished.items() if key in keys]
         return cls(items, run_dir, earlier, run_dir.remaining(items))
@@ -129,4 +132,5 @@ class BatchRun:
 async def run_into(batch: Batch, out: Path | RunDir | None, *, runs: int = 1, host: Host | None = None, **options: object) -> BatchRun:
     """`BatchRun.open(batch, out).run(...)` in one call: what is left of `batch` runs into the run
     folder `out` (None: nothing kept). `options` are `BatchRun.run`'s."""
-    return await BatchRun.open(batch, out, runs=runs).run(host=host or Host.create(), **options)  # type: ignore[arg-type]
+    host = host or Host.create()
+    return await BatchRun.open(batch, out, runs=runs, plugins=host.third_party()).run(host=host, **options)  # type: ignore[arg-type]

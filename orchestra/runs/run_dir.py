@@ -89,9 +89,13 @@ class Manifest(BaseModel):
     runs: int = 1
     #: Scenario files by source: their sha256, id and capabilities.
     scenarios: dict[str, ScenarioEntry] = Field(default_factory=dict)
+    #: The plugins beside the built-ins, by name: where each came from (distribution and version,
+    #: or "inline"). They can change what an agent sees (tools, prompts), so a resume must match
+    #: them. None: not recorded (a folder of an older orchestra, which resumes as before).
+    plugins: dict[str, str] | None = None
 
 
-def build_manifest(batch: Batch, *, runs: int = 1) -> Manifest:
+def build_manifest(batch: Batch, *, runs: int = 1, plugins: dict[str, str] | None = None) -> Manifest:
     from orchestra.runs.preflight import models_of
     from orchestra.scenario_info import describe
 
@@ -119,12 +123,16 @@ def build_manifest(batch: Batch, *, runs: int = 1) -> Manifest:
         models=models,
         runs=runs,
         scenarios=scenarios,
+        plugins=plugins,
     )
 
 
 def read_results(path: Path) -> list[RolloutRecord]:
     """The records of a results file (or of the run folder holding one); a torn last line is skipped."""
     if path.is_dir():
+        inner = sorted(str(q.parent) for q in path.glob(f"*/{RESULTS}"))
+        if inner and not (path / RESULTS).is_file():
+            raise OrchestraError(f"{path}: a folder of run folders (`orchestra gaia2` keeps one per phase), not one run; give one of: {', '.join(inner)}")
         path = path / RESULTS
     if not path.is_file():
         raise OrchestraError(f"{path}: no such results file (a run folder is `orchestra run --out DIR`'s)")
@@ -172,13 +180,13 @@ class RunDir:
         #: ERROR records of an earlier run, dropped to be run again.
         self.retried = 0
 
-    def open(self, batch: Batch, *, runs: int = 1) -> RunDir:
+    def open(self, batch: Batch, *, runs: int = 1, plugins: dict[str, str] | None = None) -> RunDir:
         from orchestra.runs.preflight import shared_ids
 
         shared = shared_ids(batch)  # also with --no-preflight: one file's record must never overwrite another's
         if shared:
             raise OrchestraError("; ".join(shared))
-        manifest = build_manifest(batch, runs=runs)
+        manifest = build_manifest(batch, runs=runs, plugins=plugins)
         try:
             self.path.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -190,6 +198,7 @@ class RunDir:
                 update={
                     "scenarios": {**old.scenarios, **manifest.scenarios},
                     "runs": max(old.runs, manifest.runs),
+                    "plugins": None if old.plugins is None else manifest.plugins,  # never claimed for rollouts made before it was recorded
                 }
             )
         elif self.results.is_file() and self.results.stat().st_size:
@@ -212,6 +221,9 @@ class RunDir:
         if old.configuration_sha256 != new.configuration_sha256:
             diff = _difference(old.configurations, new.configurations) or "the configuration"
             raise OrchestraError(f"{self.path} holds a run of another configuration ({diff}); will not resume into it: {hint}")
+        if old.plugins is not None and new.plugins is not None and old.plugins != new.plugins:
+            diff = _difference(old.plugins, new.plugins, "plugins") or "the plugins"
+            raise OrchestraError(f"{self.path} holds a run made with other plugins ({diff}); will not resume into it: {hint}")
         for source, entry in new.scenarios.items():
             before = old.scenarios.get(source)
             if before is not None and before.sha256 != entry.sha256:

@@ -241,6 +241,12 @@ def test_show_and_report_find_gaia2_rollouts_and_mark_the_noise(submission, caps
     assert page.count(">NOISE: INJECTED EVENT</span>") == events
     assert page.count('<div class="noisebox"><b>noise</b> (p=0.1, 10 environment events/min, seed 0)') == len(records)
     assert f"{len(records)} rollout(s) under noise: {failures} tool call(s) failed by it" in page
+    # the gaia2 folder itself, given where one run folder is expected: each command names the phases' folders
+    assert main(["show", str(out / name)]) == 2
+    err = capsys.readouterr().err
+    assert "is a folder of run folders (`orchestra gaia2` keeps one per phase): " in err and str(out / "noise" / name) in err
+    assert main(["compare", str(out), str(out / "noise")]) == 2
+    assert f"{out}: a folder of run folders (`orchestra gaia2` keeps one per phase), not one run; give one of: " in capsys.readouterr().err
 
 
 def test_a_folder_without_a_capability_leaves_its_column_empty(gaia2_folder, tmp_path, capsys):
