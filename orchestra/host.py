@@ -114,7 +114,10 @@ class Host:
                 plugin = ep.load()
             except Exception as exc:
                 raise PluginError(f"plugin {ep.name!r} ({ep.value}, from {dist}) failed to load: {type(exc).__name__}: {exc}") from exc
-            pm.register(plugin, name=ep.name)
+            try:
+                pm.register(plugin, name=ep.name)
+            except pluggy.PluginValidationError as exc:
+                raise PluginError(f"plugin {ep.name!r} ({ep.value}, from {dist}) is not a valid orchestra plugin: {_one_line(exc)}") from exc
             sources[ep.name] = f"{dist} {ep.dist.version if ep.dist else ''}".strip()
         for plugin in plugins:
             if pm.is_registered(plugin):  # installed as an entry point too: loaded once, under that name
@@ -129,13 +132,13 @@ class Host:
             try:
                 registered = pm.register(plugin, name=name)
             except pluggy.PluginValidationError as exc:
-                raise PluginError(f"plugin {name!r} is not a valid orchestra plugin: {exc}") from exc
+                raise PluginError(f"plugin {name!r} is not a valid orchestra plugin: {_one_line(exc)}") from exc
             if registered is not None:
                 sources[registered] = "inline"
         try:
             pm.check_pending()
         except pluggy.PluginValidationError as exc:
-            raise PluginError(f"a plugin implements an unknown hook: {exc}") from exc
+            raise PluginError(f"a plugin implements an unknown hook: {_one_line(exc)}") from exc
         for plugin in pm.get_plugins():
             _attribute_errors(pm, plugin)
         if trace or os.environ.get("ORCHESTRA_TRACE_HOOKS") == "1":
@@ -232,6 +235,11 @@ class Host:
             hooks = sorted(caller.name for caller in (self.pm.get_hookcallers(plugin) or []))
             out.append(PluginInfo(name=name, source=self._sources.get(name, "inline"), hooks=hooks, registered=self._registered.get(name, {})))
         return sorted(out, key=lambda p: (p.source != "builtin", p.name))
+
+
+def _one_line(exc: BaseException) -> str:
+    """pluggy's validation messages span lines; an error of orchestra's is one."""
+    return " ".join(str(exc).split())
 
 
 # ------------------------------------------------------------------------------ attributing errors

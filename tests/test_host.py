@@ -60,6 +60,15 @@ def test_misspelled_hook_fails_loudly():
     with pytest.raises(PluginError, match="pre_stpe"):
         Host.create(plugins=[Typo()])
 
+    class WrongArgument:
+        @hookimpl
+        def pre_step(self, agnet):  # the hook's argument is `agent`
+            return None
+
+    with pytest.raises(PluginError, match="WrongArgument.*not a valid orchestra plugin.*agnet") as raised:
+        Host.create(plugins=[WrongArgument()], entry_points=False)
+    assert "\n" not in str(raised.value)  # one line, as every orchestra error
+
 
 def _install_fake_distribution(tmp_path, monkeypatch):
     """A third-party package with an `orchestra` entry point, on sys.path like an installed one."""
