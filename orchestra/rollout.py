@@ -349,27 +349,29 @@ class Rollout:
                 trajectory=self._trajectory(judgement.event_log, stop_reason or judgement.stop_reason),
                 **common,
             )
-            if not self.training.empty:
-                self._record.training = self._training_trace(self._record, session)
+        if not self.training.empty:  # on every path: the turns recorded before an error are not lost
+            self._record.training = self._training_trace(self._record, session)
         return self._record
 
-    def _training_trace(self, record: RolloutRecord, session: Session) -> TrainingTrace:
-        """The episode for a trainer: the trainable agents' turns, the reward and the judge's word."""
+    def _training_trace(self, record: RolloutRecord, session: Session | None) -> TrainingTrace:
+        """The episode for a trainer: the trainable agents' turns, the reward and the judge's word
+        (a failed rollout's: its turns so far, no reward, stop reason `error`)."""
         result = record.result
         credit = None
-        if result is not None and record.error is None:
+        if result is not None and record.error is None and session is not None:
             credit = 1.0 if result.success else (result.reward if result.reward_mode == "dense" else session.partial_credit())
         return TrainingTrace(
-            scenario_id=record.scenario_id,
+            scenario_id=record.scenario_id or str(self.file.path),
             sample_index=self.spec.sample_index,
-            seed=self.spec.seed,
+            # the seed this member sampled with (`RolloutSpec.seeded`: seed + sample_index)
+            seed=self.spec.seed + self.spec.sample_index if self.spec.seed is not None else None,
             reward=result.reward if result is not None and record.error is None else None,
             success=result.success if result is not None and record.error is None else None,
             partial_credit=credit,
             rationale=result.rationale if result is not None else None,
-            event_log_sha256=result.event_log_sha256 if result is not None else None,
-            stop_reason=result.stop_reason if result is not None else None,
-            sim_seconds=result.sim_seconds if result is not None else 0.0,
+            event_log_sha256=result.event_log_sha256 if result is not None else (record.partial.event_log_sha256 if record.partial is not None else None),
+            stop_reason=result.stop_reason if result is not None else ("error" if record.error is not None else None),
+            sim_seconds=result.sim_seconds if result is not None else (record.partial.sim_seconds if record.partial is not None else 0.0),
             agents=self.training.agents(),
         )
 

@@ -13,14 +13,18 @@ packages are already in orchestra's lock (litellm and ARE need them); no model w
 
 from __future__ import annotations
 
+import datetime
 import functools
 import json
+import logging
 import threading
 from pathlib import Path
 from typing import Any
 
 from orchestra.errors import OrchestraError
 from orchestra.types import ModelRequest, ModelResponse, Tokens
+
+log = logging.getLogger(__name__)
 
 __all__ = ["ChatTokenizer", "retokenized", "tokenizer_at"]
 
@@ -46,8 +50,13 @@ class ChatTokenizer:
         self.specials = {k: _token_text(v) for k, v in config.items() if k.endswith("_token") and v is not None}
         self._template = _compile(template)
         self._lock = threading.Lock()  # a `tokenizers.Tokenizer` is not documented as thread-safe
+        self._warned = False
 
     def render(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, *, generation_prompt: bool) -> str:
+        """The chat template's text for `messages`. Tool-call arguments are given to the template as
+        objects, as Hugging Face's `apply_chat_template` and vLLM's server expect (a template writes
+        `arguments | tojson`: a JSON text there would be rendered as a quoted string)."""
+        messages = [_with_argument_objects(m) for m in messages]
         return str(self._template.render(messages=messages, tools=tools, add_generation_prompt=generation_prompt, **self.specials))
 
     def encode(self, text: str) -> list[int]:
@@ -59,8 +68,60 @@ class ChatTokenizer:
         as the template renders the assistant's message after it."""
         prompt = self.render(request.messages, request.tools, generation_prompt=True)
         whole = self.render([*request.messages, assistant], request.tools, generation_prompt=False)
-        completion = whole[len(prompt) :] if whole.startswith(prompt) else str(assistant.get("content") or "")
+        completion = whole[len(prompt) :] if whole.startswith(prompt) else self._completion_after_opener(request, assistant, prompt, whole)
         return Tokens(prompt_ids=tuple(self.encode(prompt)), completion_ids=tuple(self.encode(completion)), retokenized=True)
+
+    def _completion_after_opener(self, request: ModelRequest, assistant: dict[str, Any], prompt: str, whole: str) -> str:
+        """The completion when the generation prompt is not a prefix of the rendered reply.
+
+        The common case: the generation prompt opens something the rendered message does not
+        repeat (`<|im_start|>assistant\n<think>\n` against `<|im_start|>assistant\n...`; a
+        thinking model's template). The completion is then the rendered message after what both
+        share (and after the opener, where the message repeats it). Where even the history renders
+        differently, only the message's content is left — logged, once per tokenizer."""
+        common = _common_prefix(prompt, whole)
+        history = self.render(request.messages, request.tools, generation_prompt=False)
+        if common >= len(history) and whole.startswith(history):
+            rest, opener = whole[common:], prompt[common:]
+            return rest[len(opener) :] if rest.startswith(opener) else rest
+        if not self._warned:
+            self._warned = True
+            log.warning(
+                "tokenizer %s: the chat template renders the history differently once the reply follows it; "
+                "retokenized completions are the reply's content only (the template's own markup is not in them)",
+                self.folder,
+            )
+        return str(assistant.get("content") or "")
+
+
+def _common_prefix(a: str, b: str) -> int:
+    n = 0
+    for x, y in zip(a, b):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+def _with_argument_objects(message: dict[str, Any]) -> dict[str, Any]:
+    """`message` with each tool call's `arguments` as the object its JSON text is (a text that is no
+    JSON object stays as written)."""
+    calls = message.get("tool_calls")
+    if not isinstance(calls, list) or not calls:
+        return message
+    parsed = []
+    for call in calls:
+        fn = call.get("function") if isinstance(call, dict) else None
+        args = fn.get("arguments") if isinstance(fn, dict) else None
+        if isinstance(fn, dict) and isinstance(args, str):
+            try:
+                value = json.loads(args)
+            except json.JSONDecodeError:
+                value = None
+            if isinstance(value, dict):
+                call = {**call, "function": {**fn, "arguments": value}}
+        parsed.append(call)
+    return {**message, "tool_calls": parsed}
 
 
 def _token_text(value: Any) -> Any:
@@ -73,9 +134,17 @@ def _compile(source: str) -> Any:
     def raise_exception(message: str) -> None:
         raise OrchestraError(f"chat template: {message}")
 
-    env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True)
+    def tojson(value: Any, ensure_ascii: bool = False, indent: int | None = None, separators: Any = None, sort_keys: bool = False) -> str:
+        return json.dumps(value, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys)
+
+    def strftime_now(fmt: str) -> str:
+        return datetime.datetime.now().strftime(fmt)
+
+    # what transformers' renderer gives templates: loop controls, `tojson`'s keyword arguments, `strftime_now`
+    env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True, extensions=["jinja2.ext.loopcontrols"])
     env.globals["raise_exception"] = raise_exception
-    env.filters["tojson"] = lambda value, indent=None: json.dumps(value, ensure_ascii=False, indent=indent)
+    env.globals["strftime_now"] = strftime_now
+    env.filters["tojson"] = tojson
     return env.from_string(source)
 
 

@@ -2,10 +2,13 @@
 
 A rollout records a `TrainingTurn` for every model call of every **trainable** agent (the main
 agent, which the policy plays, and the app-agents a team file marks `trainable: true`; frozen
-agents' calls are in no trace) whose response carried token ids — sent by the server
-(`orchestra.openai_client`, or a trainer's completion applied through the step API) or, where a
-server sent none, counted with the model's own tokenizer and marked `retokenized`. Nothing is
-ever re-tokenized silently.
+agents' calls are in no trace): its token ids as sent by the server (`orchestra.openai_client`, or
+a trainer's completion applied through the step API) or, where a server sent none, counted with the
+model's own tokenizer and marked `retokenized`. Nothing is ever re-tokenized or left out silently:
+a call that came without ids (a server's hiccup) is kept as a turn marked `token_ids_missing`, and
+the agent's one sequence breaks there; logprobs that cannot be this turn's (another count than the
+completion's, a null one) are dropped for that turn with the reason in `logprobs_dropped`, and a
+warning is logged once per rollout.
 
 At the end the turns become a `TrainingTrace`, one per episode (schema-versioned; the field names
 of OpenEnv's `TrainingTurn` / `TrainingTrace` where those exist): per agent, its turns, and — when
@@ -20,12 +23,16 @@ spec with the same completions write the same bytes, in any process and at any c
 
 from __future__ import annotations
 
+import logging
+import math
 from collections.abc import Sequence
 from typing import Any
 
 from pydantic import BaseModel, Field
 
 from orchestra.types import ModelResponse, Tokens
+
+log = logging.getLogger(__name__)
 
 __all__ = ["TRAINING_SCHEMA_VERSION", "AgentTrace", "JoinedSequence", "TrainingRecorder", "TrainingTrace", "TrainingTurn"]
 
@@ -36,7 +43,7 @@ TRAINING_SCHEMA_VERSION = 1
 class TrainingTurn(BaseModel):
     """One model call of a trainable agent (OpenEnv's `TrainingTurn` fields, plus orchestra's)."""
 
-    #: `<agent>/<n>`: the agent's n-th model call of the rollout (0-based).
+    #: `<agent>/<n>`: the agent's n-th model call of the rollout (0-based; a call without ids counts too).
     node_id: str
     prompt_token_ids: list[int]
     completion_token_ids: list[int]
@@ -52,6 +59,12 @@ class TrainingTurn(BaseModel):
     sim_time: float = 0.0
     dt: float = 0.0
     metadata: dict[str, Any] = Field(default_factory=dict)
+    #: The server sent no token ids for this call (and no tokenizer counted it): its id lists are
+    #: empty, it is no sample, and the agent's turns are not one sequence across it.
+    token_ids_missing: bool = False
+    #: Why the logprobs the server sent are not in `per_token_logps` (another count than the
+    #: completion's tokens, or a null one), when they were dropped.
+    logprobs_dropped: str | None = None
 
 
 class JoinedSequence(BaseModel):
@@ -106,39 +119,59 @@ class TrainingRecorder:
 
     def __init__(self) -> None:
         self._agents: dict[str, AgentTrace] = {}
+        self._warned = False
 
     @property
     def empty(self) -> bool:
-        return not any(a.turns for a in self._agents.values())
+        """No turn carried ids (a rollout that asked for none has no trace, not one of empty turns)."""
+        return not any(not t.token_ids_missing for a in self._agents.values() for t in a.turns)
 
     def add(self, *, agent: str, role: str, app: str | None, model: str, response: ModelResponse, sim_time: float, dt: float) -> None:
-        tokens = response.tokens
-        if tokens is None:
-            return
+        """Record one accepted model call of a trainable agent; a call without ids is kept, marked."""
         trace = self._agents.setdefault(agent, AgentTrace(agent=agent, role=role, app=app, model=model))
-        trace.turns.append(_turn(f"{agent}/{len(trace.turns)}", agent, tokens, sim_time, dt, response))
+        turn = _turn(f"{agent}/{len(trace.turns)}", agent, response.tokens, sim_time, dt, response)
+        trace.turns.append(turn)
+        problem = "the server sent no token ids" if turn.token_ids_missing else turn.logprobs_dropped
+        if problem is not None and not self._warned:  # once per rollout: a flaky server would flood the log
+            self._warned = True
+            log.warning("training trace: %s: %s (marked on the turn; further such turns of this rollout are marked, not logged)", turn.node_id, problem)
 
     def agents(self) -> list[AgentTrace]:
         """Every trainable agent's trace, its turns joined into one sequence where they extend."""
         return [_joined(a) for a in self._agents.values() if a.turns]
 
 
-def _turn(node_id: str, agent: str, tokens: Tokens, sim_time: float, dt: float, response: ModelResponse) -> TrainingTurn:
+def _turn(node_id: str, agent: str, tokens: Tokens | None, sim_time: float, dt: float, response: ModelResponse) -> TrainingTurn:
     meta: dict[str, Any] = {}
     if response.finish_reason is not None:
         meta["finish_reason"] = response.finish_reason
+    common: dict[str, Any] = dict(node_id=node_id, agent=agent, sim_time=round(sim_time, 6), dt=round(dt, 6), metadata=meta)
+    if tokens is None:
+        return TrainingTurn(prompt_token_ids=[], completion_token_ids=[], token_ids_missing=True, **common)
+    logps, dropped = _logps(tokens)
     return TrainingTurn(
-        node_id=node_id,
         prompt_token_ids=list(tokens.prompt_ids),
         completion_token_ids=list(tokens.completion_ids),
-        per_token_logps=list(tokens.logprobs) if tokens.logprobs is not None else None,
+        per_token_logps=logps,
         loss_mask=[1] * len(tokens.completion_ids),
-        agent=agent,
         retokenized=tokens.retokenized,
-        sim_time=round(sim_time, 6),
-        dt=round(dt, 6),
-        metadata=meta,
+        logprobs_dropped=dropped,
+        **common,
     )
+
+
+def _logps(tokens: Tokens) -> tuple[list[float] | None, str | None]:
+    """The turn's logprobs when they are this sample's (one number per completion token), else
+    None and why not."""
+    if tokens.logprobs is None:
+        return None, None
+    n, k = len(tokens.logprobs), len(tokens.completion_ids)
+    if n != k:
+        return None, f"the server sent {n} logprobs for {k} completion tokens"
+    bad = next((i for i, lp in enumerate(tokens.logprobs) if math.isnan(lp)), None)
+    if bad is not None:
+        return None, f"the server sent no logprob (null) for completion token {bad}"
+    return list(tokens.logprobs), None
 
 
 def _joined(trace: AgentTrace) -> AgentTrace:
@@ -149,17 +182,13 @@ def _joined(trace: AgentTrace) -> AgentTrace:
     mask: list[int] = []
     logps: list[float] | None = []
     for i, turn in enumerate(turns):
+        if turn.token_ids_missing:
+            return _broken(trace, f"{turn.node_id}: the server sent no token ids for this call")
         if i > 0:
             prefix = ids + completion
             if turn.prompt_token_ids[: len(prefix)] != prefix:
                 where = _first_difference(prefix, turn.prompt_token_ids)
-                return trace.model_copy(
-                    update={
-                        "extends": False,
-                        "sequence": None,
-                        "breaks": f"{turn.node_id}: its prompt differs from the previous prompt and completion at token {where}",
-                    }
-                )
+                return _broken(trace, f"{turn.node_id}: its prompt differs from the previous prompt and completion at token {where}")
             env = turn.prompt_token_ids[len(prefix) :]
             completion += env
             mask += [0] * len(env)
@@ -178,6 +207,10 @@ def _joined(trace: AgentTrace) -> AgentTrace:
             "breaks": None,
         }
     )
+
+
+def _broken(trace: AgentTrace, why: str) -> AgentTrace:
+    return trace.model_copy(update={"extends": False, "sequence": None, "breaks": why})
 
 
 def _first_difference(a: Sequence[int], b: Sequence[int]) -> int:

@@ -9,6 +9,7 @@ arguments and the token usage the clock is charged mean the same whichever way t
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -48,22 +49,33 @@ def response_from_completion(
     attributes, e.g. openai's `ChatCompletionMessage`) or a whole chat completion (`choices`,
     `usage`). `usage` (or the completion's own) sets the tokens the clock is charged; without
     prompt and completion counts they are counted locally. A `react` request reads the text only.
-    Anything else (None, a string, a number, a dict with neither) is a `TypeError`: a trainer's bug
-    must not silently spend one of the episode's turns.
+    Anything else (None, a string, a number, a list, a dict with neither) is a `TypeError`, and so is
+    a field of the wrong shape (`choices` empty or not a list, `content` neither text nor parts,
+    `tool_calls` not a list); a token id or usage count that is not a non-negative integer is a
+    `ValueError` — each naming the field: a trainer's bug must not silently spend one of the
+    episode's turns, nor reach the clock.
 
     `read_tool_calls` (default: only for a `tool_calls` request) reads the message's tool calls;
     `missing_id(i)` names the i-th call when the server gave it no id."""
-    if completion is None or isinstance(completion, str | bytes | int | float):
+    if completion is None or isinstance(completion, str | bytes | int | float | list | tuple):
         raise TypeError(f"a completion is an assistant message or a chat completion (content / tool_calls / choices), got {type(completion).__name__}")
     data = _as_dict(completion)
     finish_reason = None
     tokens = None
+    where = ""
     if "choices" in data:
         usage = usage if usage is not None else data.get("usage")
-        choice = _as_dict(data["choices"][0])
+        choices = data["choices"]
+        if not isinstance(choices, list | tuple) or not choices:
+            raise TypeError(f"a chat completion's `choices` is a non-empty list, got {choices!r:.80}")
+        choice = _as_dict(choices[0])
         finish_reason = choice.get("finish_reason")
         tokens = tokens_from_completion(data, choice)
-        data = _as_dict(choice.get("message") or {})
+        message = choice.get("message")
+        if message is None or isinstance(message, str | bytes | int | float | list):
+            raise TypeError(f"choices[0].message is an assistant message (content / tool_calls), got {type(message).__name__}")
+        data = _as_dict(message)
+        where = "choices[0].message."
     if not {"content", "tool_calls"} & set(data):
         raise TypeError(f"a completion is an assistant message or a chat completion (content / tool_calls / choices), got one with keys {sorted(data)}")
     if usage is None:
@@ -71,17 +83,29 @@ def response_from_completion(
     text = data.get("content")
     if isinstance(text, list):  # content parts: the text ones
         text = "".join(str(_as_dict(p).get("text") or "") for p in text)
-    text = text if isinstance(text, str) else None
+    elif text is not None and not isinstance(text, str):  # a trainer's bug must not be shown to the agent as an empty reply
+        raise TypeError(f"{where}content is a string, a list of content parts or null, got {type(text).__name__} {text!r:.80}")
     calls: list[ToolCall] = []
     if read_tool_calls if read_tool_calls is not None else request.action_format == "tool_calls":  # react and code read the text only
-        for i, raw in enumerate(data.get("tool_calls") or []):
+        raw_calls = data.get("tool_calls")
+        if raw_calls is not None and not isinstance(raw_calls, list | tuple):  # a string or a dict would be iterated into nameless calls
+            raise TypeError(f"{where}tool_calls is a list of tool calls, got {type(raw_calls).__name__} {raw_calls!r:.80}")
+        for i, raw in enumerate(raw_calls or []):
+            if raw is None or isinstance(raw, str | bytes | int | float | list):
+                raise TypeError(f"{where}tool_calls[{i}] is a tool call ({{id, function: {{name, arguments}}}}), got {type(raw).__name__} {raw!r:.80}")
             tc = _as_dict(raw)
             fn = _as_dict(tc.get("function") or tc)  # OpenAI's nesting, or verifiers' flat {id, name, arguments}
-            calls.append(parse_tool_call(str(fn.get("name") or ""), fn.get("arguments"), str(tc.get("id") or missing_id(i))))
+            name = fn.get("name")
+            if name is not None and not isinstance(name, str):
+                raise TypeError(f"{where}tool_calls[{i}].function.name is the tool's name (a string), got {type(name).__name__} {name!r:.40}")
+            calls.append(parse_tool_call(name or "", fn.get("arguments"), str(tc.get("id") or missing_id(i))))
+    sent = _sent_usage(usage)  # checked even when the ids count: a bad count is a bug either way
     if tokens is not None:  # the clock is charged from the same tokens the trainer trains on
-        counted = Usage(len(tokens.prompt_ids), len(tokens.completion_ids), _reasoning_tokens(usage))
+        counted = Usage(len(tokens.prompt_ids), len(tokens.completion_ids), sent.reasoning_tokens if sent is not None else 0)
+    elif sent is not None and (sent.prompt_tokens or sent.completion_tokens):
+        counted = sent
     else:
-        counted = _usage(usage, request, text, calls)
+        counted = count_usage_locally(import_litellm(), request.messages, text, calls)
     reasoning = data.get("reasoning_content")
     return ModelResponse(
         text=text,
@@ -101,19 +125,65 @@ def tokens_from_completion(completion: Mapping[str, Any], choice: Mapping[str, A
     * token ids spelled in the logprobs (vLLM's `return_tokens_as_token_ids: true`: each
       `logprobs.content[i].token` is `"token_id:123"`), with the prompt's ids from either place;
     * logprobs (`logprobs: true`): `logprobs.content[i].logprob`, one per completion token.
-    Without both the prompt's and the completion's ids, None (a turn is never half-recorded)."""
-    prompt = completion.get("prompt_token_ids") or choice.get("prompt_token_ids")
+    Without both the prompt's and the completion's ids, None (a turn is never half-recorded: the
+    training trace marks such a turn as one without ids). An empty `prompt_token_ids` counts as none
+    (no prompt is empty). Ids that are not integers are a `ValueError` naming the field.
+
+    Logprobs are kept as sent, even when their count is not the completion's or one is null (then
+    NaN): the training trace drops them for that turn and says why (`orchestra.training`), instead
+    of either failing the call or losing it silently."""
+    prompt = _present(completion.get("prompt_token_ids"))
+    prompt_field = "prompt_token_ids"
+    if prompt is None:
+        prompt, prompt_field = _present(choice.get("prompt_token_ids")), "choices[0].prompt_token_ids"
     ids = choice.get("token_ids")
+    ids_field = "choices[0].token_ids"
     content = _as_dict(choice.get("logprobs") or {}).get("content") or []
+    if not isinstance(content, list | tuple):
+        raise TypeError(f"choices[0].logprobs.content is a list (one entry per token), got {type(content).__name__}")
     entries = [_as_dict(c) for c in content]
-    logprobs = tuple(float(e["logprob"]) for e in entries) if entries and all("logprob" in e for e in entries) else None
+    logprobs = tuple(_logprob(e["logprob"], i) for i, e in enumerate(entries)) if entries and all("logprob" in e for e in entries) else None
     if ids is None and entries and all(str(e.get("token", "")).startswith("token_id:") for e in entries):
-        ids = [int(str(e["token"]).removeprefix("token_id:")) for e in entries]
+        ids = [str(e["token"]).removeprefix("token_id:") for e in entries]
+        ids_field = "choices[0].logprobs.content[].token (token_id:N)"
     if prompt is None or ids is None:
         return None
-    if logprobs is not None and len(logprobs) != len(ids):
-        logprobs = None  # a server that sent logprobs for another token count: not this sample's
-    return Tokens(prompt_ids=tuple(int(i) for i in prompt), completion_ids=tuple(int(i) for i in ids), logprobs=logprobs)
+    return Tokens(prompt_ids=_token_ids(prompt, prompt_field), completion_ids=_token_ids(ids, ids_field), logprobs=logprobs)
+
+
+def _present(ids: Any) -> Any:
+    """`ids` unless it is missing or an empty list (a server that sent no prompt ids)."""
+    return None if ids is None or (isinstance(ids, list | tuple) and not ids) else ids
+
+
+def _token_ids(ids: Any, field: str) -> tuple[int, ...]:
+    """`ids` as token ids, or a `ValueError` naming `field` and the first entry that is no token id."""
+    if not isinstance(ids, list | tuple):
+        raise TypeError(f"{field} is a list of token ids, got {type(ids).__name__} {ids!r:.80}")
+    out = []
+    for i, x in enumerate(ids):
+        if isinstance(x, bool):
+            raise ValueError(f"{field}[{i}] is a token id (a non-negative integer), got {x!r}")
+        try:
+            value = int(x)
+        except (TypeError, ValueError):
+            raise ValueError(f"{field}[{i}] is a token id (a non-negative integer), got {x!r:.40}") from None
+        if value < 0 or (isinstance(x, float) and x != value):
+            raise ValueError(f"{field}[{i}] is a token id (a non-negative integer), got {x!r:.40}")
+        out.append(value)
+    return tuple(out)
+
+
+def _logprob(value: Any, i: int) -> float:
+    """One token's logprob; a null one is NaN (the trace drops that turn's logprobs and says so)."""
+    if value is None:
+        return math.nan
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        raise ValueError(f"choices[0].logprobs.content[{i}].logprob is a number, got {value!r:.40}")
+    try:
+        return float(value)
+    except ValueError:
+        raise ValueError(f"choices[0].logprobs.content[{i}].logprob is a number, got {value!r:.40}") from None
 
 
 #: The fields of the wire format read from an object that is not a mapping (an SDK's or litellm's response).
@@ -159,23 +229,38 @@ def _reasoning_tokens(usage: Mapping[str, Any] | Usage | Any) -> int:
     if isinstance(usage, Usage):
         return usage.reasoning_tokens
     u = _as_dict(usage)
-    return int(u.get("reasoning_tokens") or _as_dict(u.get("completion_tokens_details") or {}).get("reasoning_tokens") or 0)
+    if u.get("reasoning_tokens") is not None:
+        return _count(u["reasoning_tokens"], "usage.reasoning_tokens")
+    return _count(_as_dict(u.get("completion_tokens_details") or {}).get("reasoning_tokens"), "usage.completion_tokens_details.reasoning_tokens")
 
 
-def _usage(usage: Mapping[str, Any] | Usage | Any, request: ModelRequest, text: str | None, calls: list[ToolCall]) -> Usage:
+def check_usage(usage: Usage, where: str = "usage") -> None:
+    """A `ValueError` naming the count when `usage` cannot charge the clock (a negative or non-integer
+    count): raised before a turn is applied, so a trainer's bug spends nothing."""
+    for name in ("prompt_tokens", "completion_tokens", "reasoning_tokens"):
+        _count(getattr(usage, name), f"{where}.{name}")
+
+
+def _count(value: Any, field: str) -> int:
+    """A token count as sent (None = 0), or a `ValueError` naming `field`: the clock is charged from it."""
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0 or value != int(value):
+        raise ValueError(f"{field} is a non-negative integer token count, got {value!r:.40}")
+    return int(value)
+
+
+def _sent_usage(usage: Mapping[str, Any] | Usage | Any) -> Usage | None:
+    """The usage a completion came with, its counts checked (`ValueError` naming a bad one), or None."""
+    if usage is None:
+        return None
     if isinstance(usage, Usage):
-        if usage.prompt_tokens or usage.completion_tokens:
-            return usage
-    elif usage is not None:
-        u = _as_dict(usage) if not isinstance(usage, Mapping) else dict(usage)
-        if not u and hasattr(usage, "prompt_tokens"):
-            u = {k: getattr(usage, k, 0) for k in ("prompt_tokens", "completion_tokens", "reasoning_tokens")}
-        prompt, completion = int(u.get("prompt_tokens") or 0), int(u.get("completion_tokens") or 0)
-        details = u.get("completion_tokens_details") or {}
-        reasoning = int(u.get("reasoning_tokens") or _as_dict(details).get("reasoning_tokens") or 0)
-        if prompt or completion:
-            return Usage(prompt, completion, reasoning)
-    return count_usage_locally(import_litellm(), request.messages, text, calls)
+        check_usage(usage)
+        return usage
+    u = _as_dict(usage) if not isinstance(usage, Mapping) else dict(usage)
+    if not u and hasattr(usage, "prompt_tokens"):
+        u = {k: getattr(usage, k, 0) for k in ("prompt_tokens", "completion_tokens", "reasoning_tokens")}
+    return Usage(_count(u.get("prompt_tokens"), "usage.prompt_tokens"), _count(u.get("completion_tokens"), "usage.completion_tokens"), _reasoning_tokens(u))
 
 
 def completion_message(response: ModelResponse) -> dict[str, Any]:

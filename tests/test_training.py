@@ -153,3 +153,107 @@ def test_a_group_shares_its_noise_unless_asked_to_vary_it(vary: bool) -> None:
     assert sorted(r.sample_index for r in records) == [0, 1, 2]
     failures = {json.dumps(r.result.noise.model_dump(mode="json") if r.result.noise else None, sort_keys=True) for r in records}
     assert (len(failures) > 1) is vary
+
+
+def _with_ids(message: dict[str, Any], prompt: list[int], completion: list[int], logps: list[float] | None = None) -> dict[str, Any]:
+    """A chat completion carrying token ids (vLLM's `return_token_ids`) and, given, logprobs."""
+    choice: dict[str, Any] = {"message": message, "token_ids": completion, "finish_reason": "tool_calls"}
+    if logps is not None:
+        choice["logprobs"] = {"content": [{"token": "t", "logprob": lp} for lp in logps]}
+    return {"choices": [choice], "prompt_token_ids": prompt}
+
+
+def _stepped(completions: list[dict[str, Any]], judge_pool: Any) -> Any:
+    """The step API fed `completions` on a Search scenario, then ended: the record."""
+    from orchestra.rl import EnvConfig, GaiaEnv
+    from support.helpers import scenario
+
+    env = GaiaEnv(EnvConfig(max_turns=len(completions) + 1), judge_pool=judge_pool)
+
+    async def go() -> Any:
+        await env.reset(scenario("starter_search_lookup"), seed=0)
+        for completion in completions:
+            await env.step(completion)
+        assert env.episode is not None
+        record = env.episode.finish()
+        env.close()
+        return record
+
+    return anyio.run(go)
+
+
+LOOK = {"role": "assistant", "content": "", "tool_calls": [{"id": "c", "type": "function", "function": {"name": "Contacts__get_contacts", "arguments": "{}"}}]}
+
+
+@pytest.mark.parametrize("missing", [{}, {"prompt_token_ids": []}], ids=["no-ids", "empty-prompt-ids"])
+def test_a_call_without_token_ids_is_kept_marked_and_breaks_the_sequence_there(missing: dict[str, Any], judge_pool: Any) -> None:
+    good = [_with_ids(LOOK, [1, 2], [3]), _with_ids(LOOK, [1, 2, 3, 4], [5])]
+    without = {k: v for k, v in _with_ids(LOOK, [1, 2, 3, 4, 5, 6], [7]).items() if k != "prompt_token_ids"} | missing
+    after = _with_ids(LOOK, [1, 2, 3, 4, 5, 6, 7, 8], [9])
+    record = _stepped([*good, without, after], judge_pool)
+    [main] = record.training.agents
+    assert [t.node_id for t in main.turns] == ["main/0", "main/1", "main/2", "main/3"]  # the real call indices
+    assert [t.token_ids_missing for t in main.turns] == [False, False, True, False]
+    assert main.turns[2].completion_token_ids == [] and main.turns[3].completion_token_ids == [9]
+    assert not main.extends and main.sequence is None and (main.breaks or "").startswith("main/2: the server sent no token ids")
+
+
+def test_logprobs_of_another_count_are_dropped_for_that_turn_marked_and_warned_once(judge_pool: Any, caplog: pytest.LogCaptureFixture) -> None:
+    completions = [
+        _with_ids(LOOK, [1, 2], [3, 4], [-0.5]),  # one logprob for two tokens
+        _with_ids(LOOK, [1, 2, 3, 4, 5], [6], [None]),  # a null one
+        _with_ids(LOOK, [1, 2, 3, 4, 5, 6, 7], [8], [-0.25]),
+    ]
+    with caplog.at_level("WARNING", logger="orchestra.training"):
+        record = _stepped(completions, judge_pool)
+    [main] = record.training.agents
+    first, second, third = main.turns
+    assert first.completion_token_ids == [3, 4] and first.per_token_logps is None
+    assert first.logprobs_dropped == "the server sent 1 logprobs for 2 completion tokens"
+    assert second.per_token_logps is None and "null" in (second.logprobs_dropped or "")
+    assert third.per_token_logps == [-0.25] and third.logprobs_dropped is None
+    assert main.extends and main.sequence is not None and main.sequence.per_token_logps is None
+    assert len([r for r in caplog.records if "training trace" in r.getMessage()]) == 1
+
+
+def test_a_failed_rollout_keeps_the_turns_it_recorded(judge_pool: Any) -> None:
+    from orchestra.rl import EnvConfig, GaiaEnv
+    from orchestra.types import ModelResponse, Usage
+    from support.helpers import scenario
+
+    env = GaiaEnv(EnvConfig(max_turns=5), judge_pool=judge_pool)
+
+    async def go() -> Any:
+        await env.reset(scenario("starter_search_lookup"), seed=0)
+        await env.step(_with_ids(LOOK, [1, 2], [3]))
+        await env.step(_with_ids(LOOK, [1, 2, 3, 4], [5]))
+        episode = env.episode
+        assert episode is not None
+        with pytest.raises(ValueError, match="usage.prompt_tokens"):  # a driver's bug inside the rollout
+            await episode.rollout.apply(ModelResponse(text="x", tool_calls=[], usage=Usage(-1000, 3, 0)))
+        record = episode.finish()
+        env.close()
+        return record
+
+    record = anyio.run(go)
+    assert record.error is not None and record.training is not None
+    [main] = record.training.agents
+    assert [t.completion_token_ids for t in main.turns] == [[3], [5]]
+    assert record.training.reward is None and record.training.stop_reason == "error"
+
+
+def test_each_group_members_trace_records_the_seed_it_sampled_with(judge_pool: Any) -> None:
+    from orchestra.rl import EnvConfig, GaiaEnv
+    from support.helpers import scenario
+
+    env = GaiaEnv(EnvConfig(max_turns=1), judge_pool=judge_pool)
+
+    async def go() -> list[Any]:
+        group = await env.reset_group(scenario("starter_search_lookup"), n=2, seed=5)
+        for member in group:
+            await member.step(_with_ids(LOOK, [1, 2], [3]))
+        seeds = [(m.rollout.spec.seeded().agent.model.extra["seed"], m.training.seed) for m in group]  # type: ignore[union-attr]
+        env.close()
+        return seeds
+
+    assert anyio.run(go) == [(5, 5), (6, 6)]

@@ -14,10 +14,12 @@ from collections.abc import Awaitable, Generator
 from orchestra.hookspecs import hookimpl
 from orchestra.types import ModelRequest, ModelResponse, ToolCall, ToolOutcome
 from orchestra.views import AgentView
+from orchestra.wire import check_usage
 
 
 @hookimpl
 def model_response(agent: AgentView, request: ModelRequest, response: ModelResponse) -> None:
+    check_usage(response.usage, f"{agent.name}'s model response: usage")  # a bad count is named, not a bare clock error
     agent.ledger.sim_seconds += agent.session.charge_model(response.usage.prompt_tokens, response.usage.completion_tokens)
 
 

@@ -4,7 +4,8 @@ the endpoint, run through the runner's executors, preflight first.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -60,6 +61,8 @@ async def rollouts(
     loaded once and the members start from copies of it (`orchestra.are.loading.ScenarioTemplate`).
     `token_ids` (the default) asks the endpoint for each call's token ids and logprobs (vLLM's
     `return_token_ids`, `logprobs`): the records' training traces (`RolloutRecord.training`)."""
+    if not isinstance(endpoint, str | ModelConfig):
+        raise TypeError(f"rollouts: endpoint is a URL ('http://host:port/v1') or a ModelConfig, got {type(endpoint).__name__} {endpoint!r:.60}")
     if group_size < 1:
         raise OrchestraError(f"group_size must be 1 or more, got {group_size}")
     if isinstance(endpoint, ModelConfig):
@@ -68,9 +71,15 @@ async def rollouts(
         target = ModelConfig(model=f"openai/{model}" if model else "openai/policy", endpoint=endpoint, api_key=api_key or "none")
     if token_ids:
         target = target.model_copy(update={"extra": {**TOKEN_REQUEST, **target.extra}})
+    if isinstance(specs, RolloutSpec | str | bytes | Mapping) or not isinstance(specs, Iterable):
+        what = "one RolloutSpec: put it in a list" if isinstance(specs, RolloutSpec) else f"{type(specs).__name__}"
+        raise TypeError(f"rollouts: specs is a list of RolloutSpec (or (spec, ScenarioFile) pairs), got {what}")
     batch = []
-    for item in specs:
-        spec, file = item if isinstance(item, tuple) else (item, None)
+    for n, item in enumerate(specs):
+        spec, file = item if isinstance(item, tuple) and len(item) == 2 else (item, None)
+        if not isinstance(spec, RolloutSpec) or not (file is None or isinstance(file, ScenarioFile)):
+            hint = " (make one with EnvConfig().spec(path, seed=...))" if isinstance(item, str | Path) else ""
+            raise TypeError(f"rollouts: specs[{n}] is a RolloutSpec or a (RolloutSpec, ScenarioFile) pair, got {type(item).__name__} {item!r:.60}{hint}")
         pointed = _pointed(spec, target, replace_any=model is not None or isinstance(endpoint, ModelConfig))
         for i in range(group_size):
             member = pointed if group_size == 1 else pointed.model_copy(update={"sample_index": i, "noise_index": i if vary_noise else 0})

@@ -55,7 +55,7 @@ from orchestra.spec import AgentConfig, RolloutSpec
 from orchestra.teams.config import TeamConfig
 from orchestra.training import TrainingTrace
 from orchestra.types import ModelRequest, ModelResponse, Usage
-from orchestra.wire import response_from_completion
+from orchestra.wire import check_usage, response_from_completion
 
 #: The main agent's model label when the trainer calls the model (never called by orchestra).
 POLICY_MODEL = "policy"
@@ -313,7 +313,12 @@ class Episode:
         self, completion: Mapping[str, Any] | Any, usage: Mapping[str, Any] | Usage | None = None
     ) -> tuple[Observation | None, float, bool, dict[str, Any]]:
         """Apply one completion: `(observation, reward, done, info)` (gymnasium's order, `done` for
-        terminated-or-truncated). The reward is 0.0 until the episode ends."""
+        terminated-or-truncated). The reward is 0.0 until the episode ends.
+
+        A completion that is no completion — a wrong type or shape, a tool-call list that is not a
+        list, token ids that are not integers, a negative or non-integer usage count — is a
+        `TypeError` / `ValueError` naming the field, raised before anything is applied: the turn is
+        not spent and the episode goes on with the next `step`."""
         if self.request is None:
             raise OrchestraError(f"{self.rollout.spec.scenario}: step() after the episode ended (reset for a new one)")
         response = response_from_completion(completion, self.request, usage)
@@ -324,6 +329,7 @@ class Episode:
         """Apply one `ModelResponse` (the step API's unit) and run to the next request."""
         if self.request is None:
             raise OrchestraError(f"{self.rollout.spec.scenario}: apply() after the episode ended")
+        check_usage(response.usage, "the completion's usage")  # before the turn counts: the clock cannot charge it
         _ = self.initial_state_sha256  # the start's hash, before the policy changes anything
         self.request = None
         self.turns += 1
@@ -337,7 +343,7 @@ class Episode:
         except BaseException:
             self._finish()
             raise
-        if self.request is None:
+        if self.request is None or self.rollout.session.done:  # the clock ran out (or the scenario ended) during this turn: no more asks
             self._finish()
 
     def finish(self, stop_reason: str | None = None) -> RolloutRecord:
@@ -378,6 +384,8 @@ class GaiaEnv:
     async def reset(self, scenario: str | Path | ScenarioFile, seed: int | None = None, *, sample_index: int = 0, noise: NoiseArg = None) -> Observation:
         """Start an episode. `noise`: None = the config's (`EnvConfig.noise`), False = off, True =
         Gaia2's defaults, a dict of `NoiseConfig` fields or a `NoiseConfig` — for this episode."""
+        _check_scenario_arg("reset", scenario)
+        _check_seed_arg("reset", seed)
         self.close()
         config = self.config if noise is None else self.config.model_copy(update={"noise": noise_config(noise)})
         file = scenario if isinstance(scenario, ScenarioFile) else one_scenario(scenario)
@@ -404,6 +412,10 @@ class GaiaEnv:
         the hash of the world it started in, so identity is checked. Member `i` samples with `seed + i`
         (when `seed` is given); all meet the same noise (the same tool failures and environment
         events) unless `vary_noise`. Step each member with its own `step`; close them with `close()`."""
+        _check_scenario_arg("reset_group", scenario)
+        _check_seed_arg("reset_group", seed)
+        if isinstance(n, bool) or not isinstance(n, int):
+            raise TypeError(f"reset_group: n (the group's size) is an int, got {type(n).__name__} {n!r:.40}")
         if n < 1:
             raise OrchestraError(f"reset_group: n must be 1 or more, got {n}")
         self.close()
@@ -435,3 +447,16 @@ class GaiaEnv:
         for member in self.group:
             member.close()
         self.group = []
+
+
+def _check_scenario_arg(where: str, scenario: Any) -> None:
+    """A `TypeError` naming the argument when `scenario` is no scenario file path, source or `ScenarioFile`."""
+    if not isinstance(scenario, str | Path | ScenarioFile):
+        raise TypeError(
+            f"{where}: scenario is a scenario file path, a source naming one scenario (e.g. 'bundled/ID') or a ScenarioFile, got {type(scenario).__name__} {scenario!r:.60}"
+        )
+
+
+def _check_seed_arg(where: str, seed: Any) -> None:
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
+        raise TypeError(f"{where}: seed is an int or None, got {type(seed).__name__} {seed!r:.40}")

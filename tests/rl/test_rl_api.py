@@ -546,3 +546,91 @@ def test_a_completion_that_is_no_completion_is_a_type_error_and_spends_no_turn(g
     with pytest.raises(TypeError, match="a completion is an assistant message or a chat completion"):
         response_from_completion(garbage, request)
     assert response_from_completion({"role": "assistant", "content": "ok"}, request).text == "ok"
+
+
+_CALL = {"id": "c", "type": "function", "function": {"name": "Contacts__get_contacts", "arguments": "{}"}}
+_IDS = {"prompt_token_ids": [1, 2], "choices": [{"message": {"role": "assistant", "content": "", "tool_calls": [_CALL]}, "token_ids": [3]}]}
+
+
+@pytest.mark.parametrize(
+    ("bad", "message"),
+    [
+        ({"choices": []}, r"`choices` is a non-empty list, got \[\]"),
+        ({"choices": None}, "`choices` is a non-empty list, got None"),
+        ({"choices": [{"message": None}]}, r"choices\[0\].message is an assistant message"),
+        ({"role": "assistant", "content": 5}, "content is a string, a list of content parts or null, got int 5"),
+        ({"role": "assistant", "content": "", "tool_calls": "Contacts__get_contacts"}, "tool_calls is a list of tool calls, got str"),
+        ({"role": "assistant", "content": "", "tool_calls": _CALL}, "tool_calls is a list of tool calls, got dict"),
+        ({"role": "assistant", "content": "", "tool_calls": [{"function": {"name": 5}}]}, r"tool_calls\[0\].function.name is the tool's name"),
+        (
+            {"role": "assistant", "content": "hi", "usage": {"prompt_tokens": "ten", "completion_tokens": 3}},
+            "usage.prompt_tokens is a non-negative integer token count, got 'ten'",
+        ),
+        ({"role": "assistant", "content": "hi", "usage": {"prompt_tokens": 10, "completion_tokens": -5}}, "usage.completion_tokens is a non-negative integer"),
+        ({**_IDS, "prompt_token_ids": ["a", "b"]}, r"prompt_token_ids\[0\] is a token id \(a non-negative integer\), got 'a'"),
+        ({**_IDS, "choices": [{**_IDS["choices"][0], "token_ids": [1, None]}]}, r"choices\[0\].token_ids\[1\] is a token id"),
+        ({**_IDS, "choices": [{**_IDS["choices"][0], "logprobs": {"content": [{"logprob": "high"}]}}]}, r"logprobs.content\[0\].logprob is a number"),
+    ],
+    ids=[
+        "no-choices",
+        "choices-None",
+        "message-None",
+        "content-int",
+        "tool-calls-str",
+        "tool-calls-dict",
+        "name-int",
+        "usage-str",
+        "usage-negative",
+        "prompt-ids-str",
+        "token-id-None",
+        "logprob-str",
+    ],
+)
+def test_a_malformed_completion_names_the_field_and_spends_no_turn(bad, message, judge_pool):
+    env = GaiaEnv(EnvConfig(max_turns=3), judge_pool=judge_pool)
+
+    async def go() -> tuple[int, bool]:
+        await env.reset(scenario("starter_search_lookup"), seed=0)
+        with pytest.raises((TypeError, ValueError), match=message):
+            await env.step(bad)
+        turns = env.episode.turns
+        _, _, done, _ = await env.step(tool_message("Contacts__get_contacts", {}))  # the episode goes on
+        env.close()
+        return turns, done
+
+    assert anyio.run(go) == (0, False)
+
+
+def test_a_huge_completion_that_runs_the_clock_out_ends_the_episode(judge_pool):
+    env = GaiaEnv(EnvConfig(max_turns=5), judge_pool=judge_pool)
+
+    async def go() -> tuple[bool, Any, Any]:
+        await env.reset(scenario("starter_search_lookup"), seed=0)
+        huge = {"role": "assistant", "content": "words " * 10, "usage": {"prompt_tokens": 100, "completion_tokens": 300_000}}  # 6000 s
+        obs, _, done, info = await env.step(huge)
+        env.close()
+        return done, obs, info["stop_reason"]
+
+    assert anyio.run(go) == (True, None, "duration_reached")
+
+
+def test_wrong_argument_types_are_one_clear_error_naming_the_argument():
+    from orchestra.rl import rollouts
+
+    spec = EnvConfig().spec(scenario("starter_search_lookup"), seed=0)
+
+    async def first(specs: Any) -> Any:
+        async for record in rollouts(specs, "http://127.0.0.1:9/v1", preflight=False):
+            return record
+
+    env = GaiaEnv(EnvConfig())
+    cases = [
+        (lambda: env.reset(123), "reset: scenario is a scenario file path"),
+        (lambda: env.reset(scenario("starter_search_lookup"), seed="x"), "reset: seed is an int or None, got str 'x'"),
+        (lambda: env.reset_group(scenario("starter_search_lookup"), n="4"), "reset_group: n .* is an int, got str '4'"),
+        (lambda: first(spec), "specs is a list of RolloutSpec .* got one RolloutSpec: put it in a list"),
+        (lambda: first(["x.json"]), r"specs\[0\] is a RolloutSpec .* got str 'x.json' \(make one with EnvConfig\(\).spec"),
+    ]
+    for call, message in cases:
+        with pytest.raises(TypeError, match=message):
+            anyio.run(call)
