@@ -185,6 +185,31 @@ def retries_for(config: ModelConfig) -> int:
     return config.max_retries if cap is None else min(cap, config.max_retries)
 
 
+def sampling_fields(config: ModelConfig, request: ModelRequest) -> dict[str, Any]:
+    """The chat-completions fields of one call beyond the model and its messages — temperature,
+    max_tokens, tools (with tool_choice and parallel_tool_calls), stop, response_format — each only
+    when set (the request's value first, then the config's): what litellm is passed and what the
+    lean OpenAI client (`orchestra.openai_client`) sends."""
+    fields: dict[str, Any] = {}
+    temperature = request.temperature if request.temperature is not None else config.temperature
+    if temperature is not None:
+        fields["temperature"] = temperature
+    max_tokens = request.max_tokens or config.max_tokens
+    if max_tokens:
+        fields["max_tokens"] = max_tokens
+    if request.tools:
+        fields["tools"] = request.tools
+        if request.tool_choice is not None:
+            fields["tool_choice"] = request.tool_choice
+        if request.parallel_tool_calls is not None:
+            fields["parallel_tool_calls"] = request.parallel_tool_calls
+    if request.stop:
+        fields["stop"] = request.stop
+    if request.response_format is not None:
+        fields["response_format"] = request.response_format
+    return fields
+
+
 async def complete(
     config: ModelConfig, request: ModelRequest, *, metadata: dict[str, Any] | None = None, providers: Mapping[str, Any] | None = None
 ) -> ModelResponse:
@@ -210,22 +235,7 @@ async def complete(
         kwargs["api_key"] = config.api_key or "none"
     elif config.api_key:
         kwargs["api_key"] = config.api_key
-    temperature = request.temperature if request.temperature is not None else config.temperature
-    if temperature is not None:
-        kwargs["temperature"] = temperature
-    max_tokens = request.max_tokens or config.max_tokens
-    if max_tokens:
-        kwargs["max_tokens"] = max_tokens
-    if request.tools:
-        kwargs["tools"] = request.tools
-        if request.tool_choice is not None:
-            kwargs["tool_choice"] = request.tool_choice
-        if request.parallel_tool_calls is not None:
-            kwargs["parallel_tool_calls"] = request.parallel_tool_calls
-    if request.stop:
-        kwargs["stop"] = request.stop
-    if request.response_format is not None:
-        kwargs["response_format"] = request.response_format
+    kwargs.update(sampling_fields(config, request))
     kwargs["metadata"]["orchestra_action_format"] = request.action_format
 
     transient = _transient_errors(litellm)

@@ -32,7 +32,7 @@ from typing import Any
 import anyio
 import httpx
 
-from orchestra.models import ModelConfig, ModelError, expand_env, retries_for
+from orchestra.models import ModelConfig, ModelError, expand_env, retries_for, sampling_fields
 from orchestra.types import ModelRequest, ModelResponse
 from orchestra.wire import response_from_completion
 
@@ -58,23 +58,7 @@ def takes_openai_path(config: ModelConfig) -> bool:
 
 def request_body(config: ModelConfig, request: ModelRequest) -> dict[str, Any]:
     """The chat-completions body of one call: what litellm would send for `openai/<name>`."""
-    body: dict[str, Any] = {"model": config.model.split("/", 1)[1], "messages": request.messages}
-    temperature = request.temperature if request.temperature is not None else config.temperature
-    if temperature is not None:
-        body["temperature"] = temperature
-    max_tokens = request.max_tokens or config.max_tokens
-    if max_tokens:
-        body["max_tokens"] = max_tokens
-    if request.tools:
-        body["tools"] = request.tools
-        if request.tool_choice is not None:
-            body["tool_choice"] = request.tool_choice
-        if request.parallel_tool_calls is not None:
-            body["parallel_tool_calls"] = request.parallel_tool_calls
-    if request.stop:
-        body["stop"] = request.stop
-    if request.response_format is not None:
-        body["response_format"] = request.response_format
+    body: dict[str, Any] = {"model": config.model.split("/", 1)[1], "messages": request.messages, **sampling_fields(config, request)}
     body.update(config.extra)
     return body
 
