@@ -254,7 +254,9 @@ async def complete(
             if malformed is not None:
                 raise ModelError(f"{who}: malformed reply, not retried: {malformed}") from exc
             if attempt > retries:
-                raise ModelError(f"{config.model}: gave up after {attempt} attempts: {type(exc).__name__}: {exc}", permanent=False) from exc
+                raise ModelError(
+                    f"{config.model}: gave up after {attempt} attempt{'s' if attempt != 1 else ''}: {type(exc).__name__}: {exc}", permanent=False
+                ) from exc
             wait = config.backoff_seconds * (2 ** (attempt - 1))
             log.warning("%s: attempt %d of %d failed (%s); retrying in %.1f s", who, attempt, retries + 1, _one_line(f"{type(exc).__name__}: {exc}"), wait)
             await anyio.sleep(wait)

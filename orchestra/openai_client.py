@@ -105,7 +105,9 @@ async def complete_openai(config: ModelConfig, request: ModelRequest) -> ModelRe
             if attempt > retries:
                 # the cause the agent is shown (as ARE's agent shows an exception) says what kind of failure it was
                 cause: BaseException = ConnectionError(f"Connection error: {exc}") if isinstance(exc, httpx.ConnectError) else exc
-                raise ModelError(f"{config.model} at {endpoint}: gave up after {attempt} attempts: {why}", permanent=False) from cause
+                raise ModelError(
+                    f"{config.model} at {endpoint}: gave up after {attempt} attempt{'s' if attempt != 1 else ''}: {why}", permanent=False
+                ) from cause
             wait = config.backoff_seconds * (2 ** (attempt - 1))
             log.warning("%s at %s: attempt %d of %d failed (%s); retrying in %.1f s", config.model, endpoint, attempt, retries + 1, why[:160], wait)
             await anyio.sleep(wait)

@@ -28,7 +28,13 @@ __all__ = ["NativeVerdictRecord", "PartialRollout", "RolloutRecord", "RolloutRes
 
 
 class RolloutResult(Judgement):
-    """A judged rollout: the judge's verdict and the world's record, plus who acted and what they spent."""
+    """A judged rollout: the judge's verdict and the world's record, plus who acted and what they spent.
+
+    A rollout that ended in an error (`error` set) has no verdict: `success` and `reward` are None
+    (ARE's judge may have passed what ran before the error; no file may carry that as a result)."""
+
+    success: bool | None  # type: ignore[assignment]
+    reward: float | None  # type: ignore[assignment]
 
     #: Totals over every agent of the rollout (the sums of `agents`).
     steps: int = 0
@@ -162,8 +168,10 @@ def build_record(
     result = None
     if judgement is not None:
         main = next((ledger for ledger in ledgers if ledger.role == "main"), None)
+        error = error or judgement.error
+        unjudged = {"success": None, "reward": None} if error is not None else {}
         result = RolloutResult(
-            **{**dict(judgement), "stop_reason": stop_reason or judgement.stop_reason},
+            **{**dict(judgement), "stop_reason": stop_reason or judgement.stop_reason, **unjudged},
             steps=sum(ledger.steps for ledger in ledgers),
             model_calls=sum(ledger.model_calls for ledger in ledgers),
             n_tool_calls=sum(ledger.tool_calls for ledger in ledgers),
@@ -180,7 +188,6 @@ def build_record(
             delegations=handed,
             app_agents=list(app_agents),
         )
-        error = error or judgement.error
     failed = None
     if result is None and partial is not None:
         failed = PartialRollout(**partial.model_dump(), agents=ledgers, delegations=handed)

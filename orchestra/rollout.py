@@ -478,7 +478,8 @@ async def execute(spec: RolloutSpec, *, host: Host | None = None, judge_pool: Ju
         except Exception as exc:
             if record is not None:  # else a cancellation is on its way out: it wins
                 closing = f"closing the rollout failed: {describe(exc, rollout.file)}"
-                record = record.model_copy(update={"error": f"{record.error}; {closing}" if record.error else closing})
+                result = record.result.model_copy(update={"success": None, "reward": None}) if record.result is not None else None
+                record = record.model_copy(update={"error": f"{record.error}; {closing}" if record.error else closing, "result": result})
     assert record is not None
     return record
 

@@ -131,10 +131,17 @@ class TrainingRecorder:
         trace = self._agents.setdefault(agent, AgentTrace(agent=agent, role=role, app=app, model=model))
         turn = _turn(f"{agent}/{len(trace.turns)}", agent, response.tokens, sim_time, dt, response)
         trace.turns.append(turn)
-        problem = "the server sent no token ids" if turn.token_ids_missing else turn.logprobs_dropped
-        if problem is not None and not self._warned:  # once per rollout: a flaky server would flood the log
+        if self._warned:  # once per rollout: a flaky server would flood the log
+            return
+        node, problem = turn.node_id, turn.logprobs_dropped
+        if problem is None and not self.empty:
+            # a call without ids matters only in a rollout whose server sends them (a run that asked
+            # for none, or an offline model, has no trace at all: nothing to warn about)
+            node = next((t.node_id for a in self._agents.values() for t in a.turns if t.token_ids_missing), "")
+            problem = "the server sent no token ids" if node else None
+        if problem is not None:
             self._warned = True
-            log.warning("training trace: %s: %s (marked on the turn; further such turns of this rollout are marked, not logged)", turn.node_id, problem)
+            log.warning("training trace: %s: %s (marked on the turn; further such turns of this rollout are marked, not logged)", node, problem)
 
     def agents(self) -> list[AgentTrace]:
         """Every trainable agent's trace, its turns joined into one sequence where they extend."""

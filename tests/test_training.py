@@ -186,11 +186,17 @@ LOOK = {"role": "assistant", "content": "", "tool_calls": [{"id": "c", "type": "
 
 
 @pytest.mark.parametrize("missing", [{}, {"prompt_token_ids": []}], ids=["no-ids", "empty-prompt-ids"])
-def test_a_call_without_token_ids_is_kept_marked_and_breaks_the_sequence_there(missing: dict[str, Any], judge_pool: Any) -> None:
+def test_a_call_without_token_ids_is_kept_marked_and_breaks_the_sequence_there(
+    missing: dict[str, Any], judge_pool: Any, caplog: pytest.LogCaptureFixture
+) -> None:
     good = [_with_ids(LOOK, [1, 2], [3]), _with_ids(LOOK, [1, 2, 3, 4], [5])]
     without = {k: v for k, v in _with_ids(LOOK, [1, 2, 3, 4, 5, 6], [7]).items() if k != "prompt_token_ids"} | missing
     after = _with_ids(LOOK, [1, 2, 3, 4, 5, 6, 7, 8], [9])
-    record = _stepped([*good, without, after], judge_pool)
+    with caplog.at_level("WARNING", logger="orchestra.training"):
+        record = _stepped([*good, without, after], judge_pool)
+    assert [r.getMessage().split(" (")[0] for r in caplog.records if "training trace" in r.getMessage()] == [
+        "training trace: main/2: the server sent no token ids"
+    ]
     [main] = record.training.agents
     assert [t.node_id for t in main.turns] == ["main/0", "main/1", "main/2", "main/3"]  # the real call indices
     assert [t.token_ids_missing for t in main.turns] == [False, False, True, False]
@@ -257,3 +263,12 @@ def test_each_group_members_trace_records_the_seed_it_sampled_with(judge_pool: A
         return seeds
 
     assert anyio.run(go) == [(5, 5), (6, 6)]
+
+
+def test_a_rollout_that_asked_for_no_token_ids_warns_of_none(judge_pool: Any, caplog: pytest.LogCaptureFixture, scenario_path: Any) -> None:
+    """An ordinary run (an offline model, or a server asked for no ids) has no trace and nothing to say about one."""
+    from support.helpers import run_agent_on
+
+    with caplog.at_level("WARNING", logger="orchestra.training"):
+        result = run_agent_on(scenario_path("starter_search_lookup"), model="orchestra/oracle", judge_pool=judge_pool)
+    assert result.success and not [r for r in caplog.records if "training trace" in r.getMessage()]

@@ -90,7 +90,7 @@ def run_orchestra_agent(
         scenario_id=result.scenario_id,
         requests=channel.requests,
         tool_calls=agent_tool_calls(result.event_log),
-        success=result.success,
+        success=bool(result.success),
         rationale=result.rationale,
         error=result.error,
         sim_seconds=result.sim_seconds,

@@ -268,8 +268,6 @@ def _finish_workflow(tracing: Tracing, span: Span, record: RolloutRecord) -> Non
     if result is not None:
         span.set_attributes(
             {
-                "orchestra.verdict": bool(result.success),
-                "orchestra.reward": float(result.reward),
                 "orchestra.reward_mode": result.reward_mode,
                 "orchestra.judge": result.judge,
                 "orchestra.stop_reason": result.stop_reason,
@@ -279,6 +277,8 @@ def _finish_workflow(tracing: Tracing, span: Span, record: RolloutRecord) -> Non
                 "gen_ai.usage.output_tokens": result.completion_tokens,
             }
         )
+    if result is not None and result.reward is not None:  # an ERROR has no verdict (`RolloutResult`)
+        span.set_attributes({"orchestra.verdict": bool(result.success), "orchestra.reward": float(result.reward)})
         evaluation: dict[str, Any] = {
             "gen_ai.evaluation.name": result.judge,
             "gen_ai.evaluation.score.value": float(result.reward),

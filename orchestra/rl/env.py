@@ -229,7 +229,7 @@ def _noise_info(spec: RolloutSpec | None) -> dict[str, Any] | None:
 
 
 def _reward(record: RolloutRecord) -> float:
-    return float(record.result.reward) if record.result is not None and record.error is None else 0.0
+    return float(record.result.reward) if record.result is not None and record.result.reward is not None and record.error is None else 0.0
 
 
 @dataclass

@@ -205,6 +205,7 @@ class RunDir:
             raise OrchestraError(f"{self.path}: holds {RESULTS} but no {MANIFEST}: not a run folder of this orchestra; use another --out folder")
         try:  # the manifest is written before the first rollout: a folder that cannot be written fails here, not after one ran
             _write_atomic(self.manifest_path, manifest.model_dump_json(indent=1) + "\n")
+            (self.path / "rollouts").mkdir(exist_ok=True)  # where each rollout's record goes: checked now too
         except OSError as exc:
             raise self.unwritable(exc) from None
         if self.results.is_file():

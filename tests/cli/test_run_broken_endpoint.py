@@ -85,6 +85,9 @@ def test_a_server_that_breaks_mid_run_ends_the_rollout_and_stops_the_run(fault, 
     assert last.startswith(f"orchestra: the model endpoint stopped answering (agent model openai/mock: endpoint {server.base_url}: ")
     assert last.endswith(f"1 of 3 rollout(s) finished, kept in {out / 'results.jsonl'}; resume with: orchestra {' '.join(argv)}")
     assert [r.status for r in read_results(out)] == ["ERROR"]
+    # no verdict is stored either: ARE's judge may have passed what ran before the error
+    [whole] = [json.loads(p.read_text()) for p in (out / "rollouts").glob("*.json")]
+    assert whole["result"] is None or (whole["result"]["reward"] is None and whole["result"]["success"] is None)
 
 
 def test_no_preflight_on_a_dead_port_stops_after_one_rollout(tmp_path, capsys, scenario_path):

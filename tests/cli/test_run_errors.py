@@ -122,8 +122,9 @@ def test_an_error_has_no_reward_in_any_line_file_or_mean(tmp_path, capsys, scena
     assert row.split()[1] == "ERROR" and "reward=-" in row and "reward=1" not in row
     assert captured.err.strip().splitlines()[-1] == "1 rollout(s): 0 passed, 0 failed, 1 error(s); no judged rollout (no mean reward)"
     (record,) = read_results(out)
-    assert record.result is not None and record.result.reward == 1.0  # the judge's view, kept as evidence...
-    assert record.status == "ERROR" and record.reward is None  # ...is not the rollout's reward
+    assert record.status == "ERROR" and record.reward is None
+    # nor is it stored as the result's: a script reading `result.reward` must not count it
+    assert record.result is not None and record.result.reward is None and record.result.success is None
     assert main([*argv[:-3], "--json"]) == 1
     rec = json.loads(capsys.readouterr().out)
     assert rec["status"] == "ERROR" and rec["reward"] is None and rec["success"] is None

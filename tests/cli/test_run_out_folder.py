@@ -21,6 +21,16 @@ def test_an_unwritable_out_fails_before_the_first_rollout_in_one_line(tmp_path, 
     assert captured.err.strip().splitlines() == [f"orchestra: error: --out {out}: cannot write the run folder: Not a directory"]
 
 
+def test_an_out_whose_rollouts_folder_cannot_be_made_fails_before_the_first_rollout(tmp_path, capsys, scenario_path):
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / "rollouts").write_text("")  # a file where the rollouts' folder goes
+    code = main(["run", "--team", "oracle", "--scenarios", str(scenario_path("starter_search_lookup")), "--out", str(out), "--no-progress"])
+    captured = capsys.readouterr()
+    assert code == 2 and captured.out == ""
+    assert captured.err.strip().splitlines() == [f"orchestra: error: --out {out}: cannot write the run folder: File exists ({out / 'rollouts'})"]
+
+
 def test_an_out_that_breaks_mid_run_stops_the_run_with_the_resume_line(tmp_path, capsys, scenario_path, monkeypatch):
     out = tmp_path / "run"
     keep = RunDir.keep
