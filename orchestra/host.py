@@ -238,8 +238,8 @@ class Host:
 
 
 def _one_line(exc: BaseException) -> str:
-    """pluggy's validation messages span lines; an error of orchestra's is one."""
-    return " ".join(str(exc).split())
+    """pluggy's validation messages span lines; an error of orchestra's is one (its lines joined by "; ")."""
+    return "; ".join(line.strip() for line in str(exc).splitlines() if line.strip())
 
 
 # ------------------------------------------------------------------------------ attributing errors
@@ -291,7 +291,7 @@ class _AttributedAwaitable:
 
 #: The hooks whose implementations return an awaitable (or None: "not mine"). A built-in always
 #: answers the first four, so a wrapper of one of them that returns None has dropped the answer.
-AWAITABLE_HOOKS = frozenset({"rollout", "agent_run", "model_call", "tool_call", "delegate"})
+AWAITABLE_HOOKS = frozenset({"rollout", "agent_run", "model_call", "tool_call"})  # `delegate`: checked where it is awaited, per call
 ALWAYS_ANSWERED = frozenset({"rollout", "agent_run", "model_call", "tool_call"})
 
 
