@@ -67,7 +67,7 @@ def test_permanent_failure_ends_the_rollout_not_the_batch(tmp_path, host, judge_
     assert len(outcomes) == 2
     for o in outcomes:
         assert o.result is not None and o.result.error and "script.json" in o.result.error
-        assert o.result.stop_reason == "model_error" and o.result.reward == 0.0
+        assert o.result.stop_reason == "model_error" and o.result.reward is None  # an ERROR has no verdict
 
 
 def test_retries_give_up_and_the_loop_goes_on_as_in_are(tmp_path, host, judge_pool, scenario_path):
