@@ -128,6 +128,13 @@ def _token_text(value: Any) -> Any:
     return value.get("content") if isinstance(value, dict) else value
 
 
+#: What a chat template's `strftime_now` renders (e.g. Llama 3's "Today Date" line): a fixed instant,
+#: the one Gaia2's scenarios start at (2024-10-15 07:00 UTC), never the machine's clock — the
+#: prompt's token count is charged to the simulated clock, so a calendar date would make event
+#: logs and training traces change from one day to the next.
+TEMPLATE_NOW = datetime.datetime(2024, 10, 15, 7, 0, tzinfo=datetime.UTC)
+
+
 def _compile(source: str) -> Any:
     from jinja2.sandbox import ImmutableSandboxedEnvironment
 
@@ -138,7 +145,7 @@ def _compile(source: str) -> Any:
         return json.dumps(value, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys)
 
     def strftime_now(fmt: str) -> str:
-        return datetime.datetime.now().strftime(fmt)
+        return TEMPLATE_NOW.strftime(fmt)
 
     # what transformers' renderer gives templates: loop controls, `tojson`'s keyword arguments, `strftime_now`
     env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True, extensions=["jinja2.ext.loopcontrols"])

@@ -636,33 +636,29 @@ def process_templates() -> Templates:
 
 def template_of(prepared: PreparedScenario, text: str, *, duration: float | None, noise: NoiseConfig | None) -> ScenarioTemplate:
     """The template a cold start leaves behind: what it loaded, for the next rollouts of the file."""
-    return ScenarioTemplate(
-        text=text,
-        source=prepared.source,
-        duration=duration,
-        noise=noise,
-        initial_apps={name: dict(entry) for name, entry in prepared.scenario._initial_apps.items()},
-        oracle_log=list(prepared.oracle_log),
-        scenario_id=prepared.scenario_id,
-        world_rng_state=prepared.world_rng_state,
-        file_app_states=file_app_states(prepared.scenario),
-    )
+    return _template(prepared.scenario, text, prepared.source, duration, noise, prepared.oracle_log, prepared.world_rng_state)
 
 
 def load_template(text: str, source: str, *, duration: float | None = None, noise: NoiseConfig | None = None) -> ScenarioTemplate:
     """Parse, initialize and oracle-run a scenario once (the work of a cold start, less the judge)."""
     scenario = parse_scenario_json(text, source)
     oracle_log = _prepare_world(scenario, source=source, duration=duration, noise=noise)
-    initial = {name: dict(entry) for name, entry in scenario._initial_apps.items()}
+    return _template(scenario, text, source, duration, noise, oracle_log, ids.scope_rng_state())
+
+
+def _template(
+    scenario: Any, text: str, source: str, duration: float | None, noise: NoiseConfig | None, oracle_log: list[Any], world_rng_state: object | None
+) -> ScenarioTemplate:
+    """A loaded, oracle-run world as a template (its apps' initial states, its oracle log, where its id stream was)."""
     return ScenarioTemplate(
         text=text,
         source=source,
         duration=duration,
         noise=noise,
-        initial_apps=initial,
+        initial_apps={name: dict(entry) for name, entry in scenario._initial_apps.items()},
         oracle_log=list(oracle_log),
         scenario_id=str(scenario.scenario_id),
-        world_rng_state=ids.scope_rng_state(),
+        world_rng_state=world_rng_state,
         file_app_states=file_app_states(scenario),
     )
 
