@@ -37,6 +37,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "scenarios": ("orchestra.cli.scenarios", "list scenarios: id, capabilities, turns, universe size, split"),
     "plugins": ("orchestra.cli.plugins", "list plugins, what each registers, and the hooks each implements"),
     "parity-agent": ("orchestra.cli.parity_agent", "ARE's default agent vs an orchestra scaffold with the same scripted policy"),
+    "serve": ("orchestra.cli.serve", "Gaia2 as a server: OpenEnv routes, MCP tools and a model proxy per session, on the simulated clock"),
     "trace": ("orchestra.cli.trace", "print a finished run's span tree from a --trace jsonl:PATH export"),
 }
 

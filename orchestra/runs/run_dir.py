@@ -256,18 +256,19 @@ class RunDir:
         """The batch without the rollouts that finished before."""
         return [(spec, file) for spec, file in batch if rollout_key(spec) not in self.finished]
 
-    def keep(self, record: RolloutRecord) -> Path:
+    def keep(self, record: RolloutRecord, *, name: str | None = None) -> Path:
         """One finished rollout into the folder: its whole record (trajectory included) as
-        `rollouts/NAME.json`, then its compact line in `results.jsonl`; the file's path."""
-        path = self.write_rollout(record)
+        `rollouts/NAME.json`, then its compact line in `results.jsonl`; the file's path. `name`:
+        another NAME than `rollout_name` (a server's episodes of one scenario are many)."""
+        path = self.write_rollout(record, name=name)
         self.append(record)
         return path
 
-    def write_rollout(self, record: RolloutRecord) -> Path:
+    def write_rollout(self, record: RolloutRecord, *, name: str | None = None) -> Path:
         """The whole record of one rollout (spec, verdict, ledgers, event log — or the partial one —
         and the trajectory) as `rollouts/NAME.json` (`orchestra show DIR/NAME`), atomically; its
         training trace, when it has one, as `training/NAME.json` (one file per episode, for a trainer)."""
-        name = rollout_name(record)
+        name = name or rollout_name(record)
         if record.training is not None:
             folder = self.path / TRAINING
             folder.mkdir(parents=True, exist_ok=True)

@@ -1,0 +1,75 @@
+"""`orchestra serve`: Gaia2 as a server any trainer and any outside agent can reach (docs/serve.md).
+
+Each session is one episode — a scenario on its own simulated clock and judge — played either by a
+client sending completions (step mode: `POST /sessions/{id}/step`, OpenEnv's `/step` and `/ws`)
+or by an agent outside orchestra (agent mode): its tools over MCP (`/sessions/{id}/mcp`), its model
+through the session's proxy (`/sessions/{id}/v1`), which charges the simulated clock from the
+call's token usage and shows due notifications as ARE's agent sees them.
+
+Binds 127.0.0.1 unless told otherwise; bound elsewhere it wants --api-key. No tool reaches the
+host: the tools are ARE's simulated apps.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from orchestra.errors import OrchestraError
+
+API_KEY_ENV = "ORCHESTRA_SERVE_API_KEY"
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "serve",
+        help="Gaia2 as a server: OpenEnv routes, MCP tools and a model proxy per session, on the simulated clock",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)")
+    p.add_argument("--port", type=int, default=8765, help="port (default 8765; 0 picks a free one, printed on start)")
+    p.add_argument("--max-sessions", type=int, default=64, help="open sessions at most; one more is refused with HTTP 429 (default 64)")
+    p.add_argument("--idle-timeout", type=float, default=600.0, help="seconds a session may sit untouched before it is closed unjudged (default 600)")
+    p.add_argument("--out", type=Path, help="keep every finished episode's record and training trace here (run-folder format)")
+    p.add_argument("--api-key", help=f"require `Authorization: Bearer KEY` on every route but /health (default: ${API_KEY_ENV}; needed off loopback)")
+    p.add_argument("--log-level", default="warning", help="uvicorn's log level (default warning)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    import socket
+
+    import uvicorn
+
+    from orchestra.serve.app import ServeConfig, Server
+
+    api_key = args.api_key or os.environ.get(API_KEY_ENV) or None
+    if args.host not in ("127.0.0.1", "localhost", "::1") and not api_key:
+        raise OrchestraError(f"--host {args.host} exposes the server beyond this machine: give --api-key (or ${API_KEY_ENV})")
+    try:
+        config = ServeConfig(
+            host=args.host,
+            port=args.port,
+            max_sessions=args.max_sessions,
+            idle_timeout=args.idle_timeout,
+            out=str(args.out) if args.out else None,
+            api_key=api_key,
+        )
+    except ValueError as exc:
+        raise OrchestraError(f"orchestra serve: {exc}") from None
+    server = Server(config)
+    sock = socket.socket(socket.AF_INET6 if ":" in args.host else socket.AF_INET)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((args.host, args.port))
+    except OSError as exc:
+        raise OrchestraError(f"orchestra serve: cannot bind {args.host}:{args.port}: {exc.strerror}") from None
+    port = sock.getsockname()[1]
+    server.base_url, server._base_url_known = f"http://{args.host}:{port}", True
+    uv = uvicorn.Server(uvicorn.Config(server.app, log_level=args.log_level, ws="websockets", lifespan="on", timeout_graceful_shutdown=30))
+    print(f"orchestra serve: listening on http://{args.host}:{port}", file=sys.stderr, flush=True)
+    uv.run(sockets=[sock])
+    return 0
