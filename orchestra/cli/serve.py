@@ -69,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
         raise OrchestraError(f"orchestra serve: cannot bind {args.host}:{args.port}: {exc.strerror}") from None
     port = sock.getsockname()[1]
     server.base_url, server._base_url_known = f"http://{args.host}:{port}", True
-    uv = uvicorn.Server(uvicorn.Config(server.app, log_level=args.log_level, ws="websockets", lifespan="on", timeout_graceful_shutdown=30))
+    uv = uvicorn.Server(uvicorn.Config(server.app, log_level=args.log_level, ws="websockets-sansio", lifespan="on", timeout_graceful_shutdown=30))
     print(f"orchestra serve: listening on http://{args.host}:{port}", file=sys.stderr, flush=True)
     uv.run(sockets=[sock])
     return 0

@@ -56,7 +56,7 @@ class MCPEndpoint:
             served = self._served()
             async with served.lock:
                 outcome = await served.outside.tool_call(name, arguments or {})
-            text = outcome.observation if outcome.observation is not None else str(outcome.error if not outcome.ok else outcome.output)
+            text = (outcome.observation or "") if outcome.ok else f"ERROR: {outcome.error}"  # as the tool_calling scaffold shows a model
             return types.CallToolResult(content=[types.TextContent(type="text", text=text)], isError=not outcome.ok)
 
         self.manager = StreamableHTTPSessionManager(app=server, stateless=True, json_response=True)
