@@ -67,9 +67,21 @@ def run(args: argparse.Namespace) -> int:
         sock.bind((args.host, args.port))
     except OSError as exc:
         raise OrchestraError(f"orchestra serve: cannot bind {args.host}:{args.port}: {exc.strerror}") from None
+    sock.listen(2048)  # before the line below: "listening" means a client may connect now
     port = sock.getsockname()[1]
     server.base_url, server._base_url_known = f"http://{args.host}:{port}", True
-    uv = uvicorn.Server(uvicorn.Config(server.app, log_level=args.log_level, ws="websockets-sansio", lifespan="on", timeout_graceful_shutdown=30))
+    uv = uvicorn.Server(
+        uvicorn.Config(
+            server.app,
+            log_level=args.log_level,
+            ws="websockets-sansio",
+            lifespan="on",
+            timeout_graceful_shutdown=30,
+            # a client between two steps of a busy server must not find its kept-alive connection closed under it
+            timeout_keep_alive=120,
+            backlog=2048,
+        )
+    )
     print(f"orchestra serve: listening on http://{args.host}:{port}", file=sys.stderr, flush=True)
     uv.run(sockets=[sock])
     return 0

@@ -18,11 +18,13 @@ session's update in half (each runs shielded from cancellation, one at a time pe
 
 from __future__ import annotations
 
+import contextvars
 import json
 import secrets
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from typing import Any
 
 import anyio
@@ -44,6 +46,30 @@ from orchestra.serve.sessions import ServedSession, SessionRequest, SessionTable
 from orchestra.serve.wire import HTTPError, chat_request, completion_chunks, completion_json, json_body, parse
 
 SESSION_HEADER = "x-orchestra-session"
+#: Routes that need no API key: they describe the server and reach no session (`openenv validate` reads them, and cannot send a key).
+OPEN_ROUTES = frozenset({"/health", "/metadata", "/schema", "/openapi.json", "/mcp", "/list_environments"})
+
+#: Seconds of the current request spent in the episode itself (loading, stepping, judging, the
+#: upstream model): answered as `Server-Timing: episode;dur=MS`, so a client (and benchmarks/) can
+#: tell the server's own overhead from the episode's work.
+_EPISODE_SECONDS: contextvars.ContextVar[list[float] | None] = contextvars.ContextVar("orchestra_serve_episode_seconds", default=None)
+
+
+@contextmanager
+def episode_work() -> Iterator[None]:
+    """Count the enclosed time as the episode's work (see `_EPISODE_SECONDS`)."""
+    t0 = time.perf_counter()
+    try:
+        yield
+    finally:
+        acc = _EPISODE_SECONDS.get()
+        if acc is not None:
+            acc[0] += time.perf_counter() - t0
+
+
+def _timed(response: Response, acc: list[float]) -> Response:
+    response.headers["server-timing"] = f"episode;dur={acc[0] * 1000:.3f}"
+    return response
 
 
 class ServeConfig(BaseModel):
@@ -56,7 +82,7 @@ class ServeConfig(BaseModel):
     max_sessions: int = Field(64, gt=0, description="open sessions at most; one more is refused with 429")
     idle_timeout: float = Field(600.0, gt=0, description="seconds: a session no request touched for this long is closed unjudged")
     out: str | None = Field(None, description="a folder: every finished episode's record (and training trace), as `orchestra run --out` writes them")
-    api_key: str | None = Field(None, repr=False, description="required as `Authorization: Bearer KEY` on every route but /health")
+    api_key: str | None = Field(None, repr=False, description="required as `Authorization: Bearer KEY` on every route that reaches a session or a scenario")
 
 
 class GroupRequest(SessionRequest):
@@ -111,6 +137,7 @@ class Server:
     async def _lifespan(self, app: Starlette) -> AsyncIterator[None]:
         async with anyio.create_task_group() as tg, self.mcp.running():
             tg.start_soon(self._reap)
+            await anyio.to_thread.run_sync(_warm)
             try:
                 yield
             finally:
@@ -147,11 +174,15 @@ class Server:
 
     def _json_route(self, handler: Callable[[Request], Awaitable[Any]]) -> Callable[[Request], Awaitable[Response]]:
         async def endpoint(request: Request) -> Response:
+            acc = [0.0]
+            token = _EPISODE_SECONDS.set(acc)
             try:
-                return JSONResponse(await handler(request))
+                return _timed(JSONResponse(await handler(request)), acc)
             except Exception as exc:
                 status, message = http_status(exc)
                 return error_response(status, message)
+            finally:
+                _EPISODE_SECONDS.reset(token)
 
         return endpoint
 
@@ -174,7 +205,8 @@ class Server:
 
     async def open_session(self, data: Any, where: str) -> ServedSession:
         request: SessionRequest = parse(SessionRequest, data, where)
-        return await self.table.open(request)
+        with episode_work():
+            return await self.table.open(request)
 
     async def create(self, request: Request) -> dict[str, Any]:
         served = await self.open_session(await json_body(request), "POST /sessions")
@@ -183,7 +215,8 @@ class Server:
     async def create_group(self, request: Request) -> dict[str, Any]:
         body: GroupRequest = parse(GroupRequest, await json_body(request), "POST /sessions/group")
         fields = body.model_dump(exclude={"n"}, exclude_unset=True)
-        members = await self.table.open_group(SessionRequest(**fields), body.n)
+        with episode_work():
+            members = await self.table.open_group(SessionRequest(**fields), body.n)
         return {"sessions": [self.session_view(m) for m in members]}
 
     async def get_session(self, request: Request) -> dict[str, Any]:
@@ -214,11 +247,13 @@ class Server:
                 raise HTTPError(409, f"{where}: the episode has ended (reward {served.reward():g}); start a new session")
             with anyio.CancelScope(shield=True):
                 try:
-                    observation, reward, done, info = await served.episode.step(completion)
+                    with episode_work():
+                        observation, reward, done, info = await served.episode.step(completion)
                 except (TypeError, ValueError) as exc:
                     raise HTTPError(400, f"{where}: step: {exc}") from None
                 if done:
-                    self.table.finish(served)
+                    with episode_work():
+                        self.table.finish(served)
                     info = served.info()
                     reward = served.reward()
         return {"observation": _observation(observation), "reward": reward, "done": done, "info": info}
@@ -229,7 +264,7 @@ class Server:
 
     async def finish_session(self, served: ServedSession) -> dict[str, Any]:
         async with served.lock:
-            with anyio.CancelScope(shield=True):
+            with anyio.CancelScope(shield=True), episode_work():
                 record = self.table.finish(served)
         result = record.result
         return {
@@ -252,6 +287,14 @@ class Server:
 
     # ------------------------------------------------------------------ the model proxy
     async def proxy(self, request: Request) -> Response:
+        acc = [0.0]
+        token = _EPISODE_SECONDS.set(acc)
+        try:
+            return await self._proxy(request, acc)
+        finally:
+            _EPISODE_SECONDS.reset(token)
+
+    async def _proxy(self, request: Request, acc: list[float]) -> Response:
         try:
             session_id = request.path_params.get("session_id") or request.headers.get(SESSION_HEADER)
             if not session_id:
@@ -272,8 +315,8 @@ class Server:
                     yield f"data: {json.dumps(chunk)}\n\n".encode()
                 yield b"data: [DONE]\n\n"
 
-            return StreamingResponse(stream(), media_type="text/event-stream")
-        return JSONResponse(completion)
+            return _timed(StreamingResponse(stream(), media_type="text/event-stream"), acc)
+        return _timed(JSONResponse(completion), acc)
 
     async def complete(self, served: ServedSession, model_request: Any) -> dict[str, Any]:
         main = served.rollout.main
@@ -284,7 +327,8 @@ class Server:
             with anyio.CancelScope(shield=True):
                 if served.mode == "agent":
                     assert served.outside is not None
-                    response = await served.outside.model_call(model_request) if not served.done else None
+                    with episode_work():
+                        response = await served.outside.model_call(model_request) if not served.done else None
                     return completion_json(response, completion_id=completion_id, model=model, ended_text=ENDED_TEXT)
                 episode = served.episode
                 assert episode is not None and main is not None
@@ -292,7 +336,8 @@ class Server:
                     raise HTTPError(409, f"session {served.id}: the episode has ended: no request to answer")
                 if model == "policy":
                     raise HTTPError(409, f"session {served.id} has no model of its own (start it with `model`): the client's policy answers through /step")
-                response = await served.rollout.host.hook.model_call(agent=main, request=episode.request)
+                with episode_work():
+                    response = await served.rollout.host.hook.model_call(agent=main, request=episode.request)
                 return completion_json(response, completion_id=completion_id, model=model)
         raise AssertionError("unreachable")  # pragma: no cover  (mypy: the shielded block returns or raises)
 
@@ -311,6 +356,14 @@ class Server:
             await error_response(status, message)(scope, receive, send)
             return
         await self.mcp(scope, receive, send)
+
+
+def _warm() -> None:
+    """Import and load, once, before the first request, what the first step would otherwise load on
+    the event loop (litellm and its local token counter: seconds, while every session waits)."""
+    from orchestra.litellm_setup import import_litellm
+
+    import_litellm().token_counter(model="gpt-4o-mini", text="warm")
 
 
 def _observation(observation: Observation | None) -> dict[str, Any] | None:
@@ -352,7 +405,7 @@ class _Guard:
                     self.server.base_url = f"http://{server[0]}:{server[1]}"
                 self.server._base_url_known = True
             key = self.server.config.api_key
-            if key and scope.get("path") != "/health" and not _authorized(scope, key):
+            if key and scope.get("path") not in OPEN_ROUTES and not _authorized(scope, key):
                 if scope["type"] == "http":
                     await error_response(401, "this server needs its API key: send `Authorization: Bearer KEY`")(scope, receive, send)
                 else:

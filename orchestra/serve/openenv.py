@@ -65,8 +65,10 @@ def session_fields(data: dict[str, Any]) -> dict[str, Any]:
     fields = {k: v for k, v in data.items() if k not in ("episode_id", "split", "index")}
     if "scenario" not in fields and ("split" in data or "index" in data):
         fields["scenario"] = _task(str(data.get("split", "bundled")), data.get("index"))["id"]
-    if "scenario" not in fields:
-        raise HTTPError(400, "reset: name the scenario: `scenario` (e.g. 'bundled/ID', see GET /tasks) or `split` + `index` of the task API")
+    if "scenario" not in fields:  # a generic loop's bare reset(): the bundled task `seed` picks (task 0 without one)
+        tasks = task_list("bundled")
+        seed = data.get("seed")
+        fields["scenario"] = tasks[(seed if isinstance(seed, int) and not isinstance(seed, bool) else 0) % len(tasks)]["id"]
     fields.setdefault("mode", "step")
     if fields["mode"] != "step":
         raise HTTPError(400, "reset: OpenEnv's episodes are step-mode sessions (mode 'step'); agent mode is POST /sessions")

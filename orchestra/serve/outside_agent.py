@@ -159,6 +159,8 @@ class OutsideAgent:
         ledger.completion_tokens += response.usage.completion_tokens
         ledger.reasoning_tokens += response.usage.reasoning_tokens
         ledger.cost_usd += response.cost_usd
+        for i, call in enumerate(response.tool_calls):  # unique in the episode (agents refuse a reused id), and deterministic
+            call.id = f"call_{ledger.model_calls}_{i}"
         notes = [m["content"] if isinstance(m.get("content"), str) else str(m.get("content")) for m in injected]
         self._step = _OpenStep(response=response, t_start=t_start, t_model=session.elapsed, notes=notes, prompt=prompt)
         return response
