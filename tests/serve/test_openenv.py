@@ -12,6 +12,7 @@ episode (the client's import costs seconds); `openenv validate URL --json` check
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -102,14 +103,16 @@ def _health_until_up(served: Served, seconds: float = 60.0) -> str:
             time.sleep(0.2)
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    out = tmp_path_factory.mktemp("serve-out")
+@contextlib.contextmanager
+def _serve(out: Path, *extra: str) -> Iterator[Served]:
+    """`orchestra serve --port 0 --out OUT *extra` (this checkout's orchestra) until the block ends, then SIGINT."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH")) if p)}
     env.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     env.setdefault("HF_HUB_OFFLINE", "1")
     orchestra = Path(sys.executable).parent / "orchestra"
-    proc = subprocess.Popen([str(orchestra), "serve", "--port", "0", "--out", str(out)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
+    proc = subprocess.Popen(
+        [str(orchestra), "serve", "--port", "0", "--out", str(out), *extra], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env
+    )
     lines: list[str] = []
     ready = threading.Event()
 
@@ -140,6 +143,12 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait(10)
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    with _serve(tmp_path_factory.mktemp("serve-out")) as served:
+        yield served
 
 
 @pytest.fixture(scope="module")
@@ -254,3 +263,18 @@ def test_the_server_kept_serving(server: Served, episodes: dict[str, dict[str, A
 def test_listening_means_ready(server: Served) -> None:
     """`orchestra serve: listening on URL` on stderr means the port accepts connections (the contract: printed once ready)."""
     assert server.first_health.startswith("200 "), f"the first GET /health right after the line: {server.first_health}"
+
+
+def test_api_key(openenv_python: Path, tmp_path: Path) -> None:
+    """With --api-key, OpenEnv's client passes it as a header (`headers=`) and plays; without it the socket is refused."""
+    key = "k-test-openenv"
+    play = [str(openenv_python), str(SIDE / "play.py")]
+    with _serve(tmp_path / "out", "--api-key", key) as served:
+        episode = ["--scenario", f"bundled/{BY_INDEX}"]
+        done = subprocess.run([*play, served.url, *episode, "--api-key", key], capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr[-3000:]
+        r = json.loads(done.stdout)
+        assert r["done"] and r["reward"] == 1.0, _brief(r)
+        refused = subprocess.run([*play, served.url, *episode], capture_output=True, text=True, timeout=300)
+        assert refused.returncode != 0 and "403" in refused.stderr, refused.stderr[-3000:]
+        assert served.get("/health")[0] == 200

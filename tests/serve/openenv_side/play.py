@@ -1,7 +1,7 @@
 """Play one `orchestra serve` episode with OpenEnv's published client (runs in .venv-openenv; never imports orchestra).
 
     python play.py URL [--scenario bundled/ID | --index I [--split bundled]] [--policy proxy|wrong|file:PATH]
-                       [--model orchestra/oracle] [--seed N] [--max-steps 60] [--http] [--after-done-step]
+                       [--model orchestra/oracle] [--seed N] [--max-steps 60] [--http] [--after-done-step] [--api-key KEY]
     python play.py URL --plan episodes.json      # several episodes in one process (the client's import costs ~4 s)
 
 Transport: `openenv.GenericEnvClient(base_url=URL).sync()` — OpenEnv's own client, which speaks only the WebSocket
@@ -52,8 +52,8 @@ REQUEST_KEYS = ("messages", "tools", "tool_choice", "parallel_tool_calls", "stop
 
 
 class Policy:
-    def __init__(self, spec: str, base_url: str) -> None:
-        self.spec, self.base_url, self.n = spec, base_url.rstrip("/"), 0
+    def __init__(self, spec: str, base_url: str, headers: dict[str, str] | None = None) -> None:
+        self.spec, self.base_url, self.n, self.headers = spec, base_url.rstrip("/"), 0, headers or {}
         self.queue: list[Any] | None = None
         if spec.startswith("file:"):
             with open(spec[5:], encoding="utf-8") as f:
@@ -75,10 +75,14 @@ class Policy:
         body = {k: observation[k] for k in REQUEST_KEYS if observation.get(k) is not None}
         body["model"] = "served"
         url = f"{self.base_url}/sessions/{session_id}/v1/chat/completions"
-        response = requests.post(url, json=body, timeout=120)
+        response = requests.post(url, json=body, headers=self.headers, timeout=120)
         if response.status_code != 200:
             raise SystemExit(f"play.py: POST {url} -> {response.status_code}: {response.text[:500]}")
         return response.json()
+
+
+def _headers(ep: dict[str, Any]) -> dict[str, str] | None:
+    return {"Authorization": f"Bearer {ep['api_key']}"} if ep.get("api_key") else None
 
 
 def reset_kwargs(ep: dict[str, Any]) -> dict[str, Any]:
@@ -98,7 +102,7 @@ def task_view(base: str, ep: dict[str, Any]) -> dict[str, Any]:
     """The task API's answer for the episode's task (when played by split + index)."""
     if ep.get("scenario"):
         return {}
-    r = requests.post(f"{base}/orchestra/task", json={"split": ep.get("split", "bundled"), "index": ep["index"]}, timeout=30)
+    r = requests.post(f"{base}/orchestra/task", json={"split": ep.get("split", "bundled"), "index": ep["index"]}, headers=_headers(ep), timeout=30)
     return {"status": r.status_code, "body": r.json() if r.headers.get("content-type", "").startswith("application/json") else r.text}
 
 
@@ -107,7 +111,7 @@ def play_ws(base: str, ep: dict[str, Any], policy: Policy) -> dict[str, Any]:
 
     steps: list[dict[str, Any]] = []
     after_done: str | None = None
-    with GenericEnvClient(base_url=base, message_timeout_s=ep.get("message_timeout", 60.0)).sync() as env:
+    with GenericEnvClient(base_url=base, message_timeout_s=ep.get("message_timeout", 60.0), headers=_headers(ep)).sync() as env:
         result = env.reset(**reset_kwargs(ep))
         first = result.observation
         session_id = first.get("session_id")
@@ -138,7 +142,7 @@ def play_http(base: str, ep: dict[str, Any], policy: Policy) -> dict[str, Any]:
     timeout = ep.get("message_timeout", 60.0)
 
     def post(path: str, body: dict[str, Any]) -> requests.Response:
-        return requests.post(base + path, json=body, timeout=timeout)
+        return requests.post(base + path, json=body, headers=_headers(ep), timeout=timeout)
 
     def ok(r: requests.Response, path: str) -> dict[str, Any]:
         if r.status_code != 200:
@@ -152,7 +156,7 @@ def play_http(base: str, ep: dict[str, Any], policy: Policy) -> dict[str, Any]:
     while not result.done and len(steps) < ep.get("max_steps", 60):
         result = _Result(ok(post("/step", {"action": {"completion": policy(result.observation)}, "session_id": session_id}), "/step"))
         steps.append({"reward": result.reward, "done": result.done})
-    r = requests.get(f"{base}/state", params={"session_id": session_id}, timeout=30)
+    r = requests.get(f"{base}/state", params={"session_id": session_id}, headers=_headers(ep), timeout=30)
     state = r.json() if r.status_code == 200 else {"status": r.status_code, "body": r.text[:500]}
     after_done = None
     if ep.get("after_done_step") and result.done:
@@ -165,7 +169,7 @@ def play(base: str, ep: dict[str, Any]) -> dict[str, Any]:
     """One episode: `ep` has scenario | (split, index), and optionally policy, model, seed, http, max_steps, after_done_step."""
     ep = {"policy": "proxy", "model": "orchestra/oracle", **ep}
     started = time.monotonic()
-    played = (play_http if ep.get("http") else play_ws)(base, ep, Policy(ep["policy"], base))
+    played = (play_http if ep.get("http") else play_ws)(base, ep, Policy(ep["policy"], base, _headers(ep)))
     result = played["result"]
     metadata = result.metadata or (result.observation or {}).get("metadata") or {}
     return {
@@ -202,6 +206,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--max-steps", type=int, default=60)
     p.add_argument("--message-timeout", type=float, default=60.0, help="OpenEnv client's per-message timeout (its default: 60 s)")
     p.add_argument("--http", action="store_true", help="play over HTTP /reset /step /state instead of the WebSocket")
+    p.add_argument("--api-key", help="orchestra serve's --api-key: sent as `Authorization: Bearer KEY` (the client's headers=)")
     p.add_argument("--after-done-step", action="store_true", help="send one more step after the end and record the error")
     args = p.parse_args(argv)
     base = args.url.rstrip("/")
