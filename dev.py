@@ -72,7 +72,7 @@ ENVIRONMENT = ROOT / "environments" / "are_gaia2"
 LLAMA_CMAKE_ARGS = "-DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON"
 
 #: What `test` lints (ruff) before the tests; mypy checks the files listed in pyproject.toml.
-LINTED = ("orchestra", "tests", "devtools", "benchmarks", "scripts", "environments", "dev.py")
+LINTED = ("orchestra", "tests", "devtools", "benchmarks", "scripts", "environments", "clients", "dev.py")
 
 OFFLINE_ENV = {
     "LITELLM_LOCAL_MODEL_COST_MAP": "True",
@@ -160,6 +160,42 @@ def ensure_phoenix_env() -> None:
     stamp.write_text(digest + "\n")
 
 
+#: The outside stacks `orchestra serve`'s tests drive (tests/serve/): each in a hash-locked venv of its
+#: own, because their pins clash with ARE's (verifiers 0.4 pins mcp 2; OpenEnv wants huggingface-hub >= 1);
+#: they reach orchestra only over HTTP. name -> (venv, lock, the environment variable the test reads, what).
+OUTSIDE_ENVS: dict[str, tuple[Path, Path, str, str]] = {
+    "openenv": (ROOT / ".venv-openenv", ROOT / "requirements-openenv-lock.txt", "ORCHESTRA_OPENENV_VENV", "OpenEnv's client and `openenv validate`"),
+    "vf": (ROOT / ".venv-vf", ROOT / "requirements-vf-lock.txt", "ORCHESTRA_VF_VENV", "verifiers 0.4 (`vf-eval`)"),
+    "agent": (ROOT / ".venv-agent", ROOT / "requirements-agent-lock.txt", "ORCHESTRA_AGENT_VENV", "the OpenAI Agents SDK (an outside agent)"),
+}
+
+
+def ensure_outside_envs() -> dict[str, Path]:
+    """Create and sync each outside stack's venv (`OUTSIDE_ENVS`) whose lock exists, unless it already
+    is (a stamp of the lock's hash, as for the others); the test's environment variable -> venv."""
+    ready = {}
+    for venv_dir, lock, variable, what in OUTSIDE_ENVS.values():
+        venv_dir = Path(os.environ.get(variable, venv_dir))
+        if not lock.is_file():
+            continue
+        stamp = venv_dir / ".orchestra-lock-sha256"
+        digest = hashlib.sha256(lock.read_bytes() + INSTALL_FORMAT.encode()).hexdigest()
+        python = _bin("python", venv_dir)
+        if not (stamp.exists() and stamp.read_text().split()[:1] == [digest] and python.exists()):
+            if not python.exists():
+                print(f"creating virtual environment in {venv_dir}", flush=True)
+                venv.EnvBuilder(with_pip=False, clear=False).create(venv_dir)
+            stamp.unlink(missing_ok=True)
+            print(f"installing {what} for the serve tests", flush=True)
+            _run(
+                [_bin("uv"), "pip", "sync", "--python", python, "--require-hashes", "--compile-bytecode", lock],
+                env={**os.environ, "VIRTUAL_ENV": str(venv_dir)},
+            )
+            stamp.write_text(digest + "\n")
+        ready[variable] = venv_dir
+    return ready
+
+
 def ensure_trainer_env() -> bool:
     """Create ``.venv-trl`` and sync it to ``requirements-trl-lock.txt`` (hash-checked), unless it already is.
 
@@ -220,6 +256,7 @@ def main(argv: list[str]) -> int:
     if job in ("test", "setup"):
         ensure_phoenix_env()
         trainer = ensure_trainer_env()
+        outside = ensure_outside_envs()
         ensure_chromium()
     env = {**os.environ, **OFFLINE_ENV, "VIRTUAL_ENV": str(VENV)}
     env["PATH"] = f"{_bin('python').parent}{os.pathsep}{env.get('PATH', '')}"
@@ -246,6 +283,9 @@ def main(argv: list[str]) -> int:
         if trainer:
             env.setdefault("ORCHESTRA_REQUIRE_TRAINER", "1")
             env.setdefault("ORCHESTRA_TRAINER_VENV", str(TRAINER_VENV))
+        # ... and the outside stacks' venvs: their serve tests run (under CI=true a missing one fails).
+        for variable, venv_dir in outside.items():
+            env.setdefault(variable, str(venv_dir))
         # Two workers (the machines have 2 cores); whole files per worker, so the local model
         # server and the session-scoped judge are started once per worker, not per test.
         cmd = [_bin("pytest"), *(extra or ["-q", "-n", "2", "--dist", "loadfile"])]

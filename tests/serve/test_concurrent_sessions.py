@@ -37,7 +37,8 @@ def test_64_concurrent_sessions_match_orchestra_run() -> None:
     reference = {}
     for scenario in bench.SCENARIOS:
         file = one_scenario(scenario)
-        record = anyio.run(lambda: execute(SessionRequest(scenario=scenario, model="orchestra/oracle").spec(file), file=file))
+        spec = SessionRequest(scenario=scenario, model="orchestra/oracle").spec(file)
+        record = anyio.run(lambda s=spec, f=file: execute(s, file=f))
         assert record.result is not None
         reference[scenario] = (record.result.event_log_sha256, record.result.reward, record.result.sim_seconds)
     for result in run["results"]:

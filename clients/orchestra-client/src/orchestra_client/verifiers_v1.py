@@ -36,7 +36,7 @@ import hashlib
 import json
 import os
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, cast
 
 import httpx
 import verifiers.v1 as vf
@@ -252,7 +252,7 @@ class OrchestraStepHarness(vf.Harness[OrchestraHarnessConfig]):
         **_: Any,
     ) -> vf.ProgramResult:
         state: OrchestraState = trace.state
-        task: OrchestraTaskData = trace.task.data  # type: ignore[assignment]
+        task = cast(OrchestraTaskData, trace.task.data)
         if state.session_id is None:
             return vf.ProgramResult(exit_code=1, stdout="", stderr="no orchestra session (task setup did not run)")
         sid = state.session_id
