@@ -35,15 +35,14 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import BaseRoute, Route, WebSocketRoute
 from starlette.types import Receive, Scope, Send
 
-from orchestra.errors import OrchestraError
 from orchestra.host import Host
-from orchestra.models import ModelError
 from orchestra.rl.env import Observation
 from orchestra.serve import openenv
+from orchestra.serve.errors import HTTPError, error_response, http_status
 from orchestra.serve.mcp_tools import MCPEndpoint
 from orchestra.serve.outside_agent import ENDED_TEXT
-from orchestra.serve.sessions import ServedSession, SessionRequest, SessionTable, TooManySessions, UnknownSession
-from orchestra.serve.wire import HTTPError, chat_request, completion_chunks, completion_json, json_body, parse
+from orchestra.serve.sessions import ServedSession, SessionRequest, SessionTable
+from orchestra.serve.wire import chat_request, completion_chunks, completion_json, json_body, parse
 
 SESSION_HEADER = "x-orchestra-session"
 #: Routes that need no API key: they describe the server and reach no session (`openenv validate` reads them, and cannot send a key).
@@ -93,25 +92,6 @@ class StepBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     completion: Any = Field(..., description="an OpenAI assistant message, or a whole chat.completion object (its usage moves the clock)")
-
-
-def error_response(status: int, message: str) -> JSONResponse:
-    return JSONResponse({"error": message}, status_code=status)
-
-
-def http_status(exc: BaseException) -> tuple[int, str]:
-    """The status and line of an error raised while serving a request."""
-    if isinstance(exc, HTTPError):
-        return exc.status, exc.message
-    if isinstance(exc, UnknownSession):
-        return 404, str(exc)
-    if isinstance(exc, TooManySessions):
-        return 429, str(exc)
-    if isinstance(exc, ModelError):
-        return 502, f"the session's model failed: {exc}"
-    if isinstance(exc, OrchestraError | TypeError | ValueError):
-        return 400, str(exc)
-    return 500, f"internal error: {type(exc).__name__}: {exc}"
 
 
 class Server:

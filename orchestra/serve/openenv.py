@@ -25,11 +25,14 @@ from starlette.routing import BaseRoute, Route
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from orchestra import __version__
-from orchestra.serve.wire import HTTPError, json_body
+from orchestra.serve.errors import HTTPError, error_response, http_status
+from orchestra.serve.wire import json_body
 
 if TYPE_CHECKING:  # pragma: no cover
-    from orchestra.serve.app import Server
     from orchestra.serve.sessions import ServedSession
+
+#: The app's `Server` (orchestra.serve.app), which builds these routes: typed loosely, the app imports this module.
+Server = Any
 
 ENV_NAME = "orchestra"
 DESCRIPTION = (
@@ -170,8 +173,6 @@ def openapi(server: Server) -> dict[str, Any]:
 # ------------------------------------------------------------------ HTTP routes
 def routes(server: Server) -> list[BaseRoute]:
     async def guarded(handler: Any, request: Request) -> Response:
-        from orchestra.serve.app import error_response, http_status
-
         try:
             result = await handler(request)
             return result if isinstance(result, Response) else JSONResponse(result)
@@ -294,8 +295,6 @@ def routes(server: Server) -> list[BaseRoute]:
 # ------------------------------------------------------------------ the WebSocket (OpenEnv's client)
 def websocket(server: Server) -> Any:
     async def endpoint(ws: WebSocket) -> None:
-        from orchestra.serve.app import http_status
-
         await ws.accept()
         served: ServedSession | None = None
 

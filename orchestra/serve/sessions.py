@@ -36,6 +36,7 @@ from orchestra.rl.env import POLICY_MODEL, Episode, Observation, record_info
 from orchestra.rl.selection import one_scenario
 from orchestra.rollout import Rollout
 from orchestra.scenario_files import ScenarioFile
+from orchestra.serve.errors import TooManySessions, UnknownSession
 from orchestra.serve.outside_agent import OutsideAgent
 from orchestra.session import Session
 from orchestra.spec import AgentConfig, RolloutSpec
@@ -136,14 +137,6 @@ class ServedSession:
         """Release the world without judging (idempotent)."""
         self.closed = True
         self.rollout.close()
-
-
-class TooManySessions(OrchestraError):
-    """The server holds its cap of open sessions (HTTP 429)."""
-
-
-class UnknownSession(OrchestraError):
-    """No open session has this id (HTTP 404)."""
 
 
 @dataclass

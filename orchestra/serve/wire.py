@@ -12,16 +12,8 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 from starlette.requests import Request
 
+from orchestra.serve.errors import HTTPError
 from orchestra.types import ModelRequest, ModelResponse
-
-
-class HTTPError(Exception):
-    """An error answer: HTTP `status`, one line naming what and where."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
 
 
 def validation_text(exc: ValidationError, where: str) -> str:
