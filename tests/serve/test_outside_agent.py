@@ -12,8 +12,11 @@ Asserted, on one `orchestra serve --port 0`:
   (Execution, Search, Time, Adaptability, Ambiguity) plus a two-turn one; the Time scenario's
   simulated clock passed its three-minute wait (notifications and the clock matter);
 * the same agent on a wrong policy (`orchestra/scripted:FILE`) FAILS: the Time scenario's text sent
-  at once instead of in three minutes, the calendar scenario answered without doing the work;
-* a rerun of the Time scenario in a new session has the same event-log hash.
+  at once instead of in three minutes; the calendar scenario answered "done" after one failed call
+  (ARE's error comes back as an MCP tool error, which the SDK shows the model);
+* a rerun of the Time scenario in a new session has the same event-log hash;
+* an SDK run that stops between two turns (a scripted "chatty" policy answers without a tool call) is
+  continued with its history, and the two-turn scenario PASSes.
 
 Without the agent venv the test is skipped (`python3.11 dev.py setup` builds it), except under CI
 (`CI=true`), where that is a failure.
@@ -52,8 +55,13 @@ TIME = "bundled/starter_time_deadline"
 #: The same agent on a wrong policy (orchestra's scripted model): each must FAIL.
 WRONG = [
     ("bundled/starter_time_deadline", AGENT_SIDE / "wrong_time_too_early.json"),  # right text, sent 3 minutes early
-    ("bundled/starter_execution_calendar", AGENT_SIDE / "wrong_skip_work.json"),  # says "done", did nothing
+    ("bundled/starter_execution_calendar", AGENT_SIDE / "wrong_skip_work.json"),  # a failing call (an MCP tool error), then "done"
 ]
+
+#: A policy that talks like a chatty model: after answering the first turn it says something without a tool
+#: call, which ends the SDK's run while the scenario goes on; play.py runs the agent again with its history
+#: and the proxy shows the user's second message. Right actions otherwise (ARE's ids are seeded): PASS, 2 runs.
+CHATTY = ("bundled/starter_multiturn_followup", AGENT_SIDE / "chatty_multiturn.json")
 
 pytestmark = pytest.mark.slow
 
@@ -123,9 +131,11 @@ def _play(agent_python: Path, url: str, plays: list[tuple[str, str]]) -> list[di
 def test_an_outside_agent_plays_through_serve(agent_python: Path, server: str) -> None:
     plays = [(s, "orchestra/oracle") for s in ORACLE]
     plays += [(TIME, "orchestra/oracle")]  # the rerun: a new session, the same episode
+    plays += [(CHATTY[0], f"orchestra/scripted:{CHATTY[1]}")]
     plays += [(s, f"orchestra/scripted:{f}") for s, f in WRONG]
     results = _play(agent_python, server, plays)
-    oracle, rerun, wrong = results[: len(ORACLE)], results[len(ORACLE)], results[len(ORACLE) + 1 :]
+    n = len(ORACLE)
+    oracle, rerun, chatty, wrong = results[:n], results[n], results[n + 1], results[n + 2 :]
     table = "\n".join(
         json.dumps({k: r.get(k) for k in ("scenario", "model", "success", "reward", "sim_seconds", "sdk_runs", "sdk_turns", "error")}) for r in results
     )
@@ -136,5 +146,6 @@ def test_an_outside_agent_plays_through_serve(agent_python: Path, server: str) -
     time_run = oracle[ORACLE.index(TIME)]
     assert time_run["sim_seconds"] >= 180, f"the Time scenario's text is due 3 simulated minutes in\n{table}"
     assert rerun["success"] is True and rerun["event_log_sha256"] == time_run["event_log_sha256"], f"a rerun is the same episode\n{table}"
+    assert chatty["success"] is True and chatty["sdk_runs"] == 2, f"a run that stopped between turns is continued\n{table}"
     for r in wrong:
         assert r["success"] is False and r["reward"] == 0.0, f"{r['scenario']}: the wrong policy should FAIL\n{table}"

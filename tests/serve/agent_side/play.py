@@ -34,6 +34,7 @@ import asyncio
 import json
 import os
 import sys
+import time
 import traceback
 import urllib.error
 import urllib.request
@@ -78,7 +79,9 @@ async def play(url: str, scenario: str, model: str, *, key: str | None, max_turn
     body: dict[str, Any] = {"scenario": scenario, "mode": "agent", "model": model}
     if seed is not None:
         body["seed"] = seed
+    t0 = time.monotonic()
     session = api("POST", f"{url}/sessions", body, key=key)
+    t1 = time.monotonic()
     sid = session["session_id"]
     auth = {"Authorization": f"Bearer {key}"} if key else {}
     client = AsyncOpenAI(base_url=session["model_base_url"], api_key=key or "x", max_retries=0, timeout=300)
@@ -111,6 +114,7 @@ async def play(url: str, scenario: str, model: str, *, key: str | None, max_turn
                 # history; the proxy shows the user's next message before the next model call.
                 conversation = result.to_input_list()
     finally:
+        t2 = time.monotonic()
         verdict = api("POST", f"{url}/sessions/{sid}/finish", {}, key=key)
     result_record = (verdict.get("record") or {}).get("result") or {}
     return {
@@ -126,6 +130,7 @@ async def play(url: str, scenario: str, model: str, *, key: str | None, max_turn
         "sdk_runs": runs,
         "sdk_turns": turns,
         "final_output": final_output,
+        "wall_s": {"start": round(t1 - t0, 2), "play": round(t2 - t1, 2), "finish": round(time.monotonic() - t2, 2)},
     }
 
 
