@@ -74,7 +74,7 @@ def api(method: str, url: str, body: dict[str, Any] | None = None, *, key: str |
         raise ServerError(f"{method} {url} -> HTTP {exc.code}: {detail}") from None
 
 
-async def play(url: str, scenario: str, model: str, *, key: str | None, max_turns: int, seed: int | None) -> dict[str, Any]:
+async def play(url: str, scenario: str, model: str, *, key: str | None, max_turns: int, seed: int | None, one_base_url: bool = False) -> dict[str, Any]:
     url = url.rstrip("/")
     body: dict[str, Any] = {"scenario": scenario, "mode": "agent", "model": model}
     if seed is not None:
@@ -84,7 +84,10 @@ async def play(url: str, scenario: str, model: str, *, key: str | None, max_turn
     t1 = time.monotonic()
     sid = session["session_id"]
     auth = {"Authorization": f"Bearer {key}"} if key else {}
-    client = AsyncOpenAI(base_url=session["model_base_url"], api_key=key or "x", max_retries=0, timeout=300)
+    if one_base_url:  # the server-wide proxy, the session named in a header (one base URL for many sessions)
+        client = AsyncOpenAI(base_url=f"{url}/v1", api_key=key or "x", max_retries=0, timeout=300, default_headers={"X-Orchestra-Session": sid})
+    else:
+        client = AsyncOpenAI(base_url=session["model_base_url"], api_key=key or "x", max_retries=0, timeout=300)
     mcp = MCPServerStreamableHttp(
         params={"url": session["mcp_url"], "headers": auth, "timeout": 60, "sse_read_timeout": 300},
         name="orchestra",
@@ -143,6 +146,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--api-key", default=os.environ.get("ORCHESTRA_SERVE_API_KEY"))
     parser.add_argument("--max-turns", type=int, default=80, help="the SDK's model calls per run (ARE's agent: 80 iterations)")
     parser.add_argument("--seed", type=int, default=None)
+    parser.add_argument(
+        "--one-base-url", action="store_true", help="call the model at URL/v1 with an X-Orchestra-Session header, not the session's own base URL"
+    )
     args = parser.parse_args(argv)
     plays = [(s, args.model) for s in args.scenarios] + [tuple(p) for p in args.play]
     if not plays:
@@ -151,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
     status = 0
     for scenario, model in plays:
         try:
-            out = asyncio.run(play(args.url, scenario, model, key=args.api_key, max_turns=args.max_turns, seed=args.seed))
+            out = asyncio.run(play(args.url, scenario, model, key=args.api_key, max_turns=args.max_turns, seed=args.seed, one_base_url=args.one_base_url))
         except Exception as exc:  # noqa: BLE001 - one line for the caller, the traceback on stderr
             traceback.print_exc()
             out, status = {"scenario": scenario, "model": model, "error": f"{type(exc).__name__}: {exc}"}, 2
