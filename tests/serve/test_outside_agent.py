@@ -19,7 +19,7 @@ Asserted, on one `orchestra serve --port 0`:
   continued with its history, and the two-turn scenario PASSes.
 
 Without the agent venv the test is skipped (`python3.11 dev.py setup` builds it), except under CI
-(`CI=true`), where that is a failure.
+(`CI=true`) or with `ORCHESTRA_REQUIRE_AGENT=1`, where that is a failure.
 """
 
 from __future__ import annotations
@@ -71,7 +71,7 @@ def agent_python() -> Path:
     python = VENV / "bin" / "python"
     if not python.exists():
         reason = f"no agent venv at {VENV} (python3.11 dev.py setup builds it from requirements-agent-lock.txt)"
-        if os.environ.get("CI") == "true":
+        if os.environ.get("CI") == "true" or os.environ.get("ORCHESTRA_REQUIRE_AGENT") == "1":
             pytest.fail(reason)
         pytest.skip(reason)
     return python
