@@ -172,7 +172,7 @@ class Server:
         view: dict[str, Any] = {
             "session_id": served.id,
             "mode": served.mode,
-            "scenario_id": served.rollout.session.scenario_id if not served.closed or served.record is None else served.record.scenario_id,
+            "scenario_id": served.record.scenario_id if served.record is not None else served.rollout.session.scenario_id,
             "done": served.done,
         }
         if served.mode == "step":

@@ -100,7 +100,8 @@ def observation(server: Server, served: ServedSession, result: dict[str, Any] | 
 
 def state(served: ServedSession) -> dict[str, Any]:
     info = served.info()
-    turns = served.episode.turns if served.episode is not None else served.rollout.agents.get("main", None) and served.rollout.main.steps  # type: ignore[union-attr]
+    main = served.rollout.main
+    turns = served.episode.turns if served.episode is not None else (main.ledger.model_calls if main is not None else 0)
     return {
         "episode_id": served.id,
         "step_count": int(turns or 0),
