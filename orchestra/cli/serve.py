@@ -17,6 +17,7 @@ import os
 import sys
 from pathlib import Path
 
+from orchestra.cli._trace import add_trace_options
 from orchestra.errors import OrchestraError
 
 API_KEY_ENV = "ORCHESTRA_SERVE_API_KEY"
@@ -36,6 +37,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", type=Path, help="keep every finished episode's record and training trace here (run-folder format)")
     p.add_argument("--api-key", help=f"require `Authorization: Bearer KEY` on every route but /health (default: ${API_KEY_ENV}; needed off loopback)")
     p.add_argument("--log-level", default="warning", help="uvicorn's log level (default warning)")
+    add_trace_options(p)  # each session's spans (its model calls through the proxy, its MCP tool calls) as for `orchestra run`
     p.set_defaults(func=run)
 
 
