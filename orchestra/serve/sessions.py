@@ -16,6 +16,7 @@ trace) to `--out` as it finishes, in the run-folder format, before the answer go
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import secrets
 import time
@@ -42,6 +43,9 @@ from orchestra.session import Session
 from orchestra.spec import AgentConfig, RolloutSpec
 
 Mode = Literal["step", "agent"]
+
+#: Loaded scenarios kept for warm starts (a 2.6 MB universe's template is a few MB).
+TEMPLATES_KEPT = 32
 
 
 class SessionRequest(BaseModel):
@@ -154,6 +158,8 @@ class SessionTable:
     _opening: int = 0
     _counter: itertools.count = field(default_factory=lambda: itertools.count(1))
     _prefix: str = field(default_factory=lambda: secrets.token_hex(3))
+    _templates: dict[tuple[Any, ...], Any] = field(default_factory=dict)
+    _loading: dict[tuple[Any, ...], anyio.Lock] = field(default_factory=dict)
     #: Sessions started, finished and expired since the server started (`/health`).
     counts: dict[str, int] = field(default_factory=lambda: {"started": 0, "finished": 0, "expired": 0})
 
@@ -189,10 +195,30 @@ class SessionTable:
         self._reserve(1)
         try:
             file = await anyio.to_thread.run_sync(lambda: one_scenario(request.scenario))
-            served = await self._open_one(request, file, request.spec(file))
+            spec = request.spec(file)
+            template = await self._template(file, spec)
+            served = await self._open_one(request, file, spec, template=template)
         finally:
             self._opening -= 1
         return served
+
+    async def _template(self, file: ScenarioFile, spec: RolloutSpec) -> Any:
+        """The loaded world of `file` for this session config, loaded once per server and kept (the
+        last `TEMPLATES_KEPT`): each session starts from its own copy, as a group's members do, and
+        its record is byte-identical to a cold start's (tests/are/test_warm_start.py)."""
+        key = (str(file.path), hashlib.sha256(file.text.encode()).hexdigest(), spec.session.duration, repr(spec.session.noise))
+        template = self._templates.pop(key, None)
+        if template is None:
+            lock = self._loading.setdefault(key, anyio.Lock())
+            async with lock:  # sessions of one scenario arriving together load it once
+                template = self._templates.pop(key, None)
+                if template is None:
+                    template = await anyio.to_thread.run_sync(lambda: Session.load_template(file, spec.session))
+            self._loading.pop(key, None)
+        self._templates[key] = template  # most recently used last
+        while len(self._templates) > TEMPLATES_KEPT:
+            self._templates.pop(next(iter(self._templates)))
+        return template
 
     async def open_group(self, request: SessionRequest, n: int) -> list[ServedSession]:
         """`n` sessions of one scenario from one loaded state (`GaiaEnv.reset_group`'s rule: member i samples with seed + i)."""
@@ -201,7 +227,7 @@ class SessionTable:
         try:
             file = await anyio.to_thread.run_sync(lambda: one_scenario(request.scenario))
             specs = [request.spec(file, sample_index=i, noise_index=0) for i in range(n)]
-            template = await anyio.to_thread.run_sync(lambda: Session.load_template(file, specs[0].session))
+            template = await self._template(file, specs[0])
             for spec in specs:
                 opened.append(await self._open_one(request, file, spec, template=template))
         except BaseException:
