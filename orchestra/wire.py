@@ -76,6 +76,9 @@ def response_from_completion(
             raise TypeError(f"choices[0].message is an assistant message (content / tool_calls), got {type(message).__name__}")
         data = _as_dict(message)
         where = "choices[0].message."
+    role = data.get("role")
+    if role is not None and role != "assistant":
+        raise TypeError(f"a completion is the model's answer: {where}role is 'assistant', got {role!r:.40}")
     if not {"content", "tool_calls"} & set(data):
         raise TypeError(f"a completion is an assistant message or a chat completion (content / tool_calls / choices), got one with keys {sorted(data)}")
     if usage is None:

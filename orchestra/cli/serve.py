@@ -35,7 +35,16 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--max-sessions", type=int, default=64, help="open sessions at most; one more is refused with HTTP 429 (default 64)")
     p.add_argument("--idle-timeout", type=float, default=600.0, help="seconds a session may sit untouched before it is closed unjudged (default 600)")
     p.add_argument("--out", type=Path, help="keep every finished episode's record and training trace here (run-folder format)")
-    p.add_argument("--api-key", help=f"require `Authorization: Bearer KEY` on every route but /health (default: ${API_KEY_ENV}; needed off loopback)")
+    p.add_argument(
+        "--api-key",
+        help=f"require `Authorization: Bearer KEY` on every route that reaches a session or a scenario; /health, /metadata, /schema, /openapi.json, /mcp and /list_environments stay open (default: ${API_KEY_ENV}; needed off loopback)",
+    )
+    p.add_argument(
+        "--allow-scenario-files",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="whether a session may name a scenario file on this machine (default: yes on loopback, no when bound elsewhere: then bundled/ and hf: sources only)",
+    )
     p.add_argument("--log-level", default="warning", help="uvicorn's log level (default warning)")
     add_trace_options(p)  # each session's spans (its model calls through the proxy, its MCP tool calls) as for `orchestra run`
     p.set_defaults(func=run)
@@ -45,12 +54,15 @@ def run(args: argparse.Namespace) -> int:
     import socket
 
     import uvicorn
+    from pydantic import ValidationError
 
     from orchestra.serve.app import ServeConfig, Server
 
     api_key = args.api_key or os.environ.get(API_KEY_ENV) or None
     if args.host not in ("127.0.0.1", "localhost", "::1") and not api_key:
         raise OrchestraError(f"--host {args.host} exposes the server beyond this machine: give --api-key (or ${API_KEY_ENV})")
+    loopback = args.host in ("127.0.0.1", "localhost", "::1")
+    allow_files = loopback if args.allow_scenario_files is None else args.allow_scenario_files
     try:
         config = ServeConfig(
             host=args.host,
@@ -59,9 +71,12 @@ def run(args: argparse.Namespace) -> int:
             idle_timeout=args.idle_timeout,
             out=str(args.out) if args.out else None,
             api_key=api_key,
+            allow_scenario_files=allow_files,
         )
-    except ValueError as exc:
-        raise OrchestraError(f"orchestra serve: {exc}") from None
+    except ValidationError as exc:
+        flags = {"max_sessions": "--max-sessions", "idle_timeout": "--idle-timeout", "port": "--port"}
+        problems = "; ".join(f"{flags.get(str(e['loc'][0]), e['loc'][0])} {e.get('input')!r}: {e['msg']}" for e in exc.errors())
+        raise OrchestraError(f"orchestra serve: {problems}") from None
     server = Server(config)
     sock = socket.socket(socket.AF_INET6 if ":" in args.host else socket.AF_INET)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

@@ -30,6 +30,7 @@ from typing import Any
 import anyio
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import BaseRoute, Route, WebSocketRoute
@@ -47,6 +48,10 @@ from orchestra.serve.wire import chat_request, completion_chunks, completion_jso
 SESSION_HEADER = "x-orchestra-session"
 #: Routes that need no API key: they describe the server and reach no session (`openenv validate` reads them, and cannot send a key).
 OPEN_ROUTES = frozenset({"/health", "/metadata", "/schema", "/openapi.json", "/mcp", "/list_environments"})
+
+#: The base URL the current request reached the server by (its Host header): what a session hands out
+#: for its MCP endpoint and model proxy, so a client off this machine gets URLs it can use.
+_REQUEST_BASE: contextvars.ContextVar[str | None] = contextvars.ContextVar("orchestra_serve_request_base", default=None)
 
 #: Seconds of the current request spent in the episode itself (loading, stepping, judging, the
 #: upstream model): answered as `Server-Timing: episode;dur=MS`, so a client (and benchmarks/) can
@@ -82,6 +87,7 @@ class ServeConfig(BaseModel):
     idle_timeout: float = Field(600.0, gt=0, description="seconds: a session no request touched for this long is closed unjudged")
     out: str | None = Field(None, description="a folder: every finished episode's record (and training trace), as `orchestra run --out` writes them")
     api_key: str | None = Field(None, repr=False, description="required as `Authorization: Bearer KEY` on every route that reaches a session or a scenario")
+    allow_scenario_files: bool = Field(True, description="sessions may name scenario files on the server (default off when bound beyond loopback)")
 
 
 class GroupRequest(SessionRequest):
@@ -103,13 +109,17 @@ class Server:
         self.config = config or ServeConfig()
         self.host = host or Host.create()
         self.table = SessionTable(
-            self.host, max_sessions=self.config.max_sessions, idle_timeout=self.config.idle_timeout, out=Path(self.config.out) if self.config.out else None
+            self.host,
+            max_sessions=self.config.max_sessions,
+            idle_timeout=self.config.idle_timeout,
+            out=Path(self.config.out) if self.config.out else None,
+            allow_files=self.config.allow_scenario_files,
         )
         #: The URL sessions hand out for their proxy and MCP endpoint (set from the bound socket).
         self.base_url = f"http://{self.config.host}:{self.config.port}"
         self._base_url_known = False
         self.mcp = MCPEndpoint(self._mcp_session)
-        self.app = Starlette(routes=self._routes(), lifespan=self._lifespan)
+        self.app = Starlette(routes=self._routes(), lifespan=self._lifespan, exception_handlers={HTTPException: _json_http_error})
         self.app.add_middleware(_Guard, server=self)
 
     # ------------------------------------------------------------------ lifecycle
@@ -168,7 +178,7 @@ class Server:
 
     # ------------------------------------------------------------------ sessions
     def session_view(self, served: ServedSession) -> dict[str, Any]:
-        base = self.base_url
+        base = _REQUEST_BASE.get() or self.base_url
         view: dict[str, Any] = {
             "session_id": served.id,
             "mode": served.mode,
@@ -338,6 +348,13 @@ class Server:
         await self.mcp(scope, receive, send)
 
 
+async def _json_http_error(request: Request, exc: Exception) -> Response:
+    """Starlette's own 404 / 405 (no such route, a wrong method) in the server's error shape."""
+    assert isinstance(exc, HTTPException)
+    what = "no such route" if exc.status_code == 404 else exc.detail
+    return error_response(exc.status_code, f"{request.method} {request.url.path}: {what} (see GET /openapi.json)")
+
+
 def _warm() -> None:
     """Import and load, once, before the first request, what the first step would otherwise load on
     the event loop (litellm and its local token counter: seconds, while every session waits)."""
@@ -378,23 +395,43 @@ class _Guard:
         self.server = server
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] in ("http", "websocket"):
-            if not self.server._base_url_known:
-                server = scope.get("server")
-                if server:
-                    self.server.base_url = f"http://{server[0]}:{server[1]}"
-                self.server._base_url_known = True
-            key = self.server.config.api_key
-            if key and scope.get("path") not in OPEN_ROUTES and not _authorized(scope, key):
+        if scope["type"] not in ("http", "websocket"):
+            await self.app(scope, receive, send)
+            return
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+        if not self.server._base_url_known:
+            server = scope.get("server")
+            if server:
+                self.server.base_url = f"http://{server[0]}:{server[1]}"
+            self.server._base_url_known = True
+        key = self.server.config.api_key
+        if key and scope.get("path", "").rstrip("/") not in OPEN_ROUTES:
+            problem = _key_problem(headers, key)
+            if problem is not None:
                 if scope["type"] == "http":
-                    await error_response(401, "this server needs its API key: send `Authorization: Bearer KEY`")(scope, receive, send)
+                    await error_response(401, problem)(scope, receive, send)
                 else:
-                    await send({"type": "websocket.close", "code": 1008})
+                    await send({"type": "websocket.close", "code": 1008, "reason": problem[:120]})
                 return
-        await self.app(scope, receive, send)
+        host = headers.get("host")
+        token = _REQUEST_BASE.set(f"http://{host}" if host and not host.startswith(("0.0.0.0", "[::]")) else None)
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            _REQUEST_BASE.reset(token)
 
 
-def _authorized(scope: Scope, key: str) -> bool:
-    headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
-    given = headers.get("authorization", "").removeprefix("Bearer ").strip() or headers.get("x-api-key", "")
-    return secrets.compare_digest(given.encode(), key.encode())
+def _key_problem(headers: dict[str, str], key: str) -> str | None:
+    """Why the request's key is not the server's (None: it is): missing, not a Bearer, or wrong."""
+    authorization = headers.get("authorization", "")
+    given = headers.get("x-api-key")
+    if given is None and authorization:
+        scheme, _, token = authorization.partition(" ")
+        if scheme.lower() != "bearer" or not token.strip():
+            return "the Authorization header is `Bearer KEY` (or send X-API-Key: KEY)"
+        given = token.strip()
+    if given is None:
+        return "this server needs its API key: send `Authorization: Bearer KEY` (or X-API-Key: KEY)"
+    if not secrets.compare_digest(given.encode(), key.encode()):
+        return "wrong API key"
+    return None

@@ -25,7 +25,7 @@ from starlette.routing import BaseRoute, Route
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from orchestra import __version__
-from orchestra.serve.errors import HTTPError, error_response, http_status
+from orchestra.serve.errors import HTTPError, TooManySessions, error_response, http_status
 from orchestra.serve.wire import json_body
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -318,10 +318,19 @@ def websocket(server: Server) -> Any:
                 try:
                     if kind == "close":
                         break
-                    if kind == "reset":
-                        if served is not None and not served.done:
+                    if kind == "reset":  # the new episode first: a reset that fails leaves the current one as it was
+                        fields = session_fields(data if isinstance(data, dict) else {})
+                        try:
+                            fresh = await server.open_session(fields, "ws reset")
+                        except TooManySessions:  # at the cap, this socket's own episode makes room (as a reset would)
+                            if served is None or served.done or served.id not in server.table.sessions:
+                                raise
                             server.table.delete(served.id)
-                        served = await server.open_session(session_fields(data if isinstance(data, dict) else {}), "ws reset")
+                            served = None
+                            fresh = await server.open_session(fields, "ws reset")
+                        if served is not None and not served.done and served.id in server.table.sessions:
+                            server.table.delete(served.id)
+                        served = fresh
                         await ws.send_json({"type": "observation", "data": observation(server, served)})
                     elif kind == "step":
                         if served is None:

@@ -19,21 +19,23 @@ from __future__ import annotations
 import hashlib
 import itertools
 import secrets
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 import anyio
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, field_validator
 
+from orchestra.clock import ClockConfig
 from orchestra.config import DEFAULT_MAX_STEPS, NoiseConfig, RewardMode, SessionConfig
 from orchestra.errors import OrchestraError
 from orchestra.host import Host
 from orchestra.judging.settings import JudgeConfig
 from orchestra.models import ModelConfig
 from orchestra.record import RolloutRecord
-from orchestra.rl.env import POLICY_MODEL, Episode, Observation, record_info
+from orchestra.rl.env import POLICY_MODEL, Episode, Observation, policy_team, record_info
 from orchestra.rl.selection import one_scenario
 from orchestra.rollout import Rollout
 from orchestra.scenario_files import ScenarioFile
@@ -41,6 +43,7 @@ from orchestra.serve.errors import TooManySessions, UnknownSession
 from orchestra.serve.outside_agent import OutsideAgent
 from orchestra.session import Session
 from orchestra.spec import AgentConfig, RolloutSpec
+from orchestra.teams.config import TeamConfig
 
 Mode = Literal["step", "agent"]
 
@@ -65,20 +68,53 @@ class SessionRequest(BaseModel):
     sample_index: int = Field(0, ge=0)
     max_turns: int = Field(20, gt=0, description="step mode: cap on the policy's completions")
     max_steps: int = Field(DEFAULT_MAX_STEPS, gt=0)
-    noise: bool | NoiseConfig | None = None
-    judge: JudgeConfig | None = None
+    noise: StrictBool | NoiseConfig | None = Field(None, description="true: Gaia2's defaults; false/null: off; or a NoiseConfig object")
+    judge: JudgeConfig | None = Field(None, description="a judge mode (scripted, strict, llm) or a JudgeConfig object")
     reward_mode: RewardMode = "binary"
     duration: float | None = Field(None, gt=0)
+    clock: ClockConfig = Field(default_factory=ClockConfig, description="the token-metered clock: decode/prefill rates, tool_call_seconds, time_scale")
+    notification_verbosity: Literal["low", "medium", "high"] = "medium"
+    scaffold_options: dict[str, Any] = Field(default_factory=dict, description="step mode: the scaffold's options (as a team file's)")
+    team: str | None = Field(
+        None,
+        description="a shipped team's name or a team file on the server: the session's policy (or outside agent) is its main agent; its app-agents run with the team's own models",
+    )
+
+    @field_validator("judge", mode="before")
+    @classmethod
+    def _judge_mode(cls, value: Any) -> Any:
+        """`"judge": "strict"` is `{"mode": "strict"}`, as `orchestra run --judge strict`."""
+        return {"mode": value} if isinstance(value, str) else value
 
     def spec(self, file: ScenarioFile, *, sample_index: int | None = None, noise_index: int | None = None) -> RolloutSpec:
         model = self.model or (POLICY_MODEL if self.mode == "step" else None)
         if model is None:
             raise OrchestraError("POST /sessions: an agent-mode session needs `model` (the upstream its model proxy calls, e.g. orchestra/oracle)")
         scaffold = self.scaffold if self.mode == "step" else "tool_calling"
-        agent = AgentConfig(scaffold=scaffold, model=ModelConfig(model=model, endpoint=self.endpoint, api_key=self.api_key), max_steps=self.max_steps)
-        session = SessionConfig(reward_mode=self.reward_mode, duration=self.duration, judge=self.judge or JudgeConfig(), noise=self.noise)
+        options = self.scaffold_options if self.mode == "step" else {}
+        agent = AgentConfig(
+            scaffold=scaffold, model=ModelConfig(model=model, endpoint=self.endpoint, api_key=self.api_key), max_steps=self.max_steps, scaffold_options=options
+        )
+        session = SessionConfig(
+            clock=self.clock,
+            notification_verbosity=self.notification_verbosity,
+            reward_mode=self.reward_mode,
+            duration=self.duration,
+            judge=self.judge or JudgeConfig(),
+            noise=self.noise,
+        )
         index = self.sample_index if sample_index is None else sample_index
-        return RolloutSpec(scenario=str(file.path), agent=agent, session=session, seed=self.seed, sample_index=index, noise_index=noise_index)
+        common: dict[str, Any] = dict(scenario=str(file.path), session=session, seed=self.seed, sample_index=index, noise_index=noise_index)
+        if self.team is not None:
+            return RolloutSpec(team=policy_team(team_config(self.team), agent), **common)
+        return RolloutSpec(agent=agent, **common)
+
+
+def team_config(name: str) -> TeamConfig:
+    """The team a session names: a shipped team (`oracle`, `heterogeneous`, ...) or a team file on the server."""
+    from orchestra.teams.loading import load_team
+
+    return load_team(name)
 
 
 @dataclass
@@ -151,6 +187,8 @@ class SessionTable:
     max_sessions: int = 64
     idle_timeout: float = 600.0
     out: Path | None = None
+    #: Whether a session may name a scenario file on the server (a path); else only bundled/hf sources.
+    allow_files: bool = True
     sessions: dict[str, ServedSession] = field(default_factory=dict)
     #: Finished sessions' records, kept (answered again by GET / finish) until their ids are reaped.
     finished: dict[str, ServedSession] = field(default_factory=dict)
@@ -159,6 +197,7 @@ class SessionTable:
     _counter: itertools.count = field(default_factory=lambda: itertools.count(1))
     _prefix: str = field(default_factory=lambda: secrets.token_hex(3))
     _templates: dict[tuple[Any, ...], Any] = field(default_factory=dict)
+    _models_ok: set[str] = field(default_factory=set)
     _loading: dict[tuple[Any, ...], anyio.Lock] = field(default_factory=dict)
     #: Sessions started, finished and expired since the server started (`/health`).
     counts: dict[str, int] = field(default_factory=lambda: {"started": 0, "finished": 0, "expired": 0})
@@ -179,8 +218,9 @@ class SessionTable:
     def _reserve(self, n: int) -> None:
         open_now = len(self.sessions) + self._opening
         if open_now + n > self.max_sessions:
+            asked = f"{n} more asked, " if n > 1 else ""
             raise TooManySessions(
-                f"{open_now} of {self.max_sessions} sessions are open: finish or delete one (or start the server with a larger --max-sessions)"
+                f"{asked}{open_now} of {self.max_sessions} sessions are open: finish or delete some (or start the server with a larger --max-sessions)"
             )
         self._opening += n
 
@@ -191,10 +231,54 @@ class SessionTable:
         served.last_used = time.monotonic()
         return served
 
+    def _scenario(self, request: SessionRequest) -> ScenarioFile:
+        """The one scenario a session names; a path on the server only where `allow_files` (loopback)."""
+        text = request.scenario
+        if not self.allow_files and not text.startswith(("bundled/", "bundled:", "hf:")):
+            raise OrchestraError(
+                f"scenario {text!r}: this server takes bundled/ID, bundled:CONFIG/ID or hf:... only (files on the server: start it with --allow-scenario-files)"
+            )
+        try:
+            return one_scenario(text)
+        except OrchestraError as exc:
+            raise OrchestraError(str(exc).replace("reset() takes one", "a session takes one")) from None
+
+    def check_model(self, request: SessionRequest) -> None:
+        """The session's model, checked before anything loads (no network: an endpoint answers for
+        itself at the first call): an offline model's file, a provider litellm knows. A typo is a
+        400 now, not a 502 at the agent's first call."""
+        model = request.model
+        if model is None or model == POLICY_MODEL or model in self._models_ok:
+            return
+        from orchestra.models import ModelSetupError
+
+        provider, _, name = model.partition("/")
+        handler = self.host.models.get(provider) if name else None
+        where = f"model {model!r}"
+        if handler is not None:
+            if callable(handler) and not hasattr(handler, "completion"):
+                handler = handler()
+            check = getattr(handler, "preflight", None)
+            if check is not None:
+                try:
+                    check(name)
+                except ModelSetupError as exc:
+                    raise OrchestraError(f"{where}: {exc}") from None
+        elif request.endpoint is None:
+            from orchestra.litellm_setup import import_litellm
+
+            try:
+                import_litellm().get_llm_provider(model=model)
+            except Exception as exc:
+                first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+                raise OrchestraError(f"{where}: unknown provider or model ({first[:200]}); see https://docs.litellm.ai/docs/providers") from None
+        self._models_ok.add(model)
+
     async def open(self, request: SessionRequest) -> ServedSession:
+        self.check_model(request)
         self._reserve(1)
         try:
-            file = await anyio.to_thread.run_sync(lambda: one_scenario(request.scenario))
+            file = await anyio.to_thread.run_sync(lambda: self._scenario(request))
             spec = request.spec(file)
             template = await self._template(file, spec)
             served = await self._open_one(request, file, spec, template=template)
@@ -222,10 +306,11 @@ class SessionTable:
 
     async def open_group(self, request: SessionRequest, n: int) -> list[ServedSession]:
         """`n` sessions of one scenario from one loaded state (`GaiaEnv.reset_group`'s rule: member i samples with seed + i)."""
+        self.check_model(request)
         self._reserve(n)
         opened: list[ServedSession] = []
         try:
-            file = await anyio.to_thread.run_sync(lambda: one_scenario(request.scenario))
+            file = await anyio.to_thread.run_sync(lambda: self._scenario(request))
             specs = [request.spec(file, sample_index=i, noise_index=0) for i in range(n)]
             template = await self._template(file, specs[0])
             for spec in specs:
@@ -296,6 +381,7 @@ class SessionTable:
                 served.close()
                 self.counts["expired"] += 1
                 gone.append(session_id)
+                print(f"orchestra serve: session {session_id} idle for {self.idle_timeout:g} s: closed unjudged", file=sys.stderr)
         for session_id, served in list(self.finished.items()):
             if now - served.last_used > self.idle_timeout:
                 self.finished.pop(session_id)
