@@ -216,3 +216,49 @@ def test_api_key(tmp_path: Path) -> None:
         assert c.get("/health").status_code == 200
         assert c.post("/sessions", json={"scenario": CALENDAR}).status_code == 401
         assert c.get("/tasks", headers={"Authorization": "Bearer k3y"}).status_code == 200
+
+
+def test_a_team_session_delegates_to_the_teams_app_agents(client: TestClient) -> None:
+    served = play_step(client, CALENDAR, team="oracle")
+    assert served["reward"] == 1.0
+    names = [a["name"] for a in served["info"]["ledgers"]]
+    assert names[0] == "main" and len(names) > 1  # the team's app-agents ran
+
+
+def test_review_fixes(client: TestClient, tmp_path: Path) -> None:
+    c = client
+    # a completion that is no model answer
+    sid = c.post("/sessions", json={"scenario": CALENDAR}).json()["session_id"]
+    r = c.post(f"/sessions/{sid}/step", json={"completion": {"role": "user", "content": "hi"}})
+    assert r.status_code == 400 and "'assistant'" in r.json()["error"]
+    # the model is checked at create
+    r = c.post("/sessions", json={"scenario": CALENDAR, "mode": "agent", "model": "orchestra/scripted:/nonexistent.json"})
+    assert r.status_code == 400 and "nonexistent.json" in r.json()["error"]
+    r = c.post("/sessions", json={"scenario": CALENDAR, "mode": "agent", "model": "nosuchprovider/x"})
+    assert r.status_code == 400 and "\n" not in r.json()["error"]
+    # JSON 404 / 405; judge as a mode; the URLs follow the Host header
+    assert c.get("/nope").json()["error"].startswith("GET /nope: no such route")
+    assert c.get("/sessions").status_code == 405
+    s = c.post(
+        "/sessions", json={"scenario": CALENDAR, "mode": "agent", "model": "orchestra/oracle", "judge": "strict"}, headers={"host": "gpu-box:9000"}
+    ).json()
+    assert s["mcp_url"].startswith("http://gpu-box:9000/sessions/")
+    with c.websocket_connect("/ws") as ws:  # a failed reset leaves the socket's episode as it was
+        ws.send_json({"type": "reset", "data": {"scenario": CALENDAR}})
+        first = ws.receive_json()["data"]["metadata"]["session_id"]
+        ws.send_json({"type": "reset", "data": {"scenario": "bundled/typo"}})
+        assert ws.receive_json()["type"] == "error"
+        ws.send_json({"type": "state"})
+        assert ws.receive_json()["data"]["episode_id"] == first
+        ws.send_json({"type": "reset", "data": {"scenario": CALENDAR}})
+        assert ws.receive_json()["data"]["metadata"]["session_id"] != first
+    assert c.get(f"/sessions/{first}").status_code == 404  # replaced: closed unjudged
+
+
+def test_wrong_keys_and_scenario_files_off_loopback(tmp_path: Path) -> None:
+    with TestClient(Server(ServeConfig(api_key="k3y", allow_scenario_files=False)).app) as c:
+        assert c.post("/sessions", json={"scenario": CALENDAR}, headers={"Authorization": "Bearer nope"}).json()["error"] == "wrong API key"
+        assert "Bearer KEY" in c.post("/sessions", json={"scenario": CALENDAR}, headers={"Authorization": "k3y"}).json()["error"]
+        assert c.get("/openapi.json").status_code == 200
+        r = c.post("/sessions", json={"scenario": "/etc/passwd"}, headers={"X-API-Key": "k3y"})
+        assert r.status_code == 400 and "--allow-scenario-files" in r.json()["error"]
