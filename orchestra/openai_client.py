@@ -26,7 +26,10 @@ import asyncio
 import json
 import logging
 import os
+import ssl
+import threading
 import weakref
+from collections import OrderedDict
 from typing import Any
 
 import anyio
@@ -63,6 +66,39 @@ def request_body(config: ModelConfig, request: ModelRequest) -> dict[str, Any]:
     return body
 
 
+def encoded_body(config: ModelConfig, request: ModelRequest) -> bytes:
+    """`request_body` as the bytes sent: `json.dumps(body, ensure_ascii=False)`, byte for byte, with
+    the `tools` list's JSON reused from the agent's previous call (`_tools_json`): a scaffold hands
+    every call of an agent the same list, tens of kB of schemas that were half of each encoding."""
+    body = request_body(config, request)
+    tools = body.get("tools")
+    if not isinstance(tools, list) or not tools:
+        return json.dumps(body, ensure_ascii=False).encode()
+    parts = [
+        f"{json.dumps(key, ensure_ascii=False)}: {_tools_json(tools) if key == 'tools' else json.dumps(value, ensure_ascii=False)}"
+        for key, value in body.items()
+    ]
+    return ("{" + ", ".join(parts) + "}").encode()
+
+
+#: The last `tools` lists encoded, by id: (the list itself, a snapshot of it, its JSON).
+_tools_encoded: OrderedDict[int, tuple[list[Any], list[Any], str]] = OrderedDict()
+_TOOLS_ENCODED_MAX = 64
+
+
+def _tools_json(tools: list[Any]) -> str:
+    """`json.dumps(tools, ensure_ascii=False)`, reused while `tools` is the same list, equal to what
+    it was when encoded (a list changed in place is encoded again)."""
+    entry = _tools_encoded.get(id(tools))
+    if entry is not None and entry[0] is tools and entry[1] == tools:
+        return entry[2]
+    text = json.dumps(tools, ensure_ascii=False)
+    _tools_encoded[id(tools)] = (tools, json.loads(text), text)
+    while len(_tools_encoded) > _TOOLS_ENCODED_MAX:
+        _tools_encoded.popitem(last=False)
+    return text
+
+
 #: One connection pool per event loop and endpoint (an `httpx.AsyncClient` belongs to the loop it
 #: was made on; a process may run several loops, one after the other or in threads).
 _clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[str, str | None], httpx.AsyncClient]] = weakref.WeakKeyDictionary()
@@ -76,15 +112,30 @@ def _client(endpoint: str, api_key: str | None) -> httpx.AsyncClient:
     if client is None or client.is_closed:
         headers = {"Authorization": f"Bearer {api_key or 'none'}", "Content-Type": "application/json"}
         limits = httpx.Limits(max_connections=None, max_keepalive_connections=256)
-        client = pools[key] = httpx.AsyncClient(base_url=endpoint.rstrip("/"), headers=headers, limits=limits, timeout=None)
+        client = pools[key] = httpx.AsyncClient(base_url=endpoint.rstrip("/"), headers=headers, limits=limits, timeout=None, verify=_ssl_context())
     return client
+
+
+_ssl_lock = threading.Lock()
+_ssl: ssl.SSLContext | None = None
+
+
+def _ssl_context() -> ssl.SSLContext:
+    """httpx's default TLS context (`verify=True`, the environment's `SSL_CERT_FILE`/`SSL_CERT_DIR`),
+    made once per process: loading the CA bundle costs ~40 ms of CPU, which every event loop's
+    client paid again (a trainer runs one loop per batch)."""
+    global _ssl
+    with _ssl_lock:
+        if _ssl is None:
+            _ssl = httpx.create_ssl_context()
+        return _ssl
 
 
 async def complete_openai(config: ModelConfig, request: ModelRequest) -> ModelResponse:
     """One call to `config.endpoint`'s `/chat/completions`, with retries; the parsed reply or `ModelError`."""
     expanded = {k: expand_env(v, where=f"{config.model}: {k}") for k, v in (("endpoint", config.endpoint), ("api_key", config.api_key))}
     endpoint, api_key = str(expanded["endpoint"]), expanded["api_key"]
-    body = json.dumps(request_body(config, request), ensure_ascii=False).encode()
+    body = encoded_body(config, request)
     client = _client(endpoint, api_key)
     retries = retries_for(config)
     attempt = 0

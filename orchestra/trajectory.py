@@ -443,7 +443,7 @@ class TrajectoryRecorder:
         that made them, each event of `event_log` attributed to the agent that made it (`oracle`:
         every agent event is that policy's)."""
         by_name = {ledger.name: ledger for ledger in ledgers}
-        agents = [a.model_copy(deep=True) for a in self._agents.values()]
+        agents = [_detached(a) for a in self._agents.values()]
         for a in agents:
             ledger = by_name.get(a.name)
             if ledger is not None:
@@ -452,6 +452,15 @@ class TrajectoryRecorder:
         event_agents = _attribute_events(agents, event_log, oracle)
         names = {t.name: t.event_name for a in agents for t in a.tools if t.event_name is not None}
         return Trajectory(stop_reason=stop_reason, agents=agents, event_agents=event_agents, tool_names=dict(sorted(names.items())))
+
+
+def _detached(agent: AgentTrajectory) -> AgentTrajectory:
+    """`agent` copied as far as `build` writes (the agent's stop reason and error, its tool calls'
+    `delegate` and `event`): the recorder's entries stay as they were. The rest (tool table,
+    prompts, outputs) is shared with the recorder, which never changes what it recorded — a deep
+    copy of it was most of `build`'s cost."""
+    steps = [step.model_copy(update={"tool_calls": [call.model_copy() for call in step.tool_calls]}) for step in agent.steps]
+    return agent.model_copy(update={"steps": steps, "runs": list(agent.runs), "tools": list(agent.tools)})
 
 
 def _link_delegations(agents: list[AgentTrajectory], delegations: Sequence[Delegation]) -> None:
