@@ -14,7 +14,9 @@ Which models take this path (`takes_openai_path`; the response says which path i
 
 Token ids are asked for with the keys of `ModelConfig.extra` (`orchestra.rl` sets them for the
 trainer's endpoint: `logprobs`, and vLLM's `return_token_ids`); they are read from the reply in the
-shapes servers send them (`orchestra.wire.tokens_from_completion`). Retries follow
+shapes servers send them (`orchestra.wire.tokens_from_completion`). The bytes travel over
+`orchestra.http1` (a minimal HTTP/1.1 client) to a plain-`http://` server no proxy applies to, and
+over httpx otherwise (TLS, proxies). Retries follow
 `orchestra.models.complete`: timeouts, 429, 5xx and connection errors are retried with backoff in
 wall-clock time (never on the simulated clock); a reply that is not a chat completion is a
 permanent error at once — a broken server fails its rollout in seconds, not after 80 steps of retries.
@@ -35,6 +37,7 @@ from typing import Any
 import anyio
 import httpx
 
+from orchestra import http1
 from orchestra.models import ModelConfig, ModelError, expand_env, retries_for, sampling_fields
 from orchestra.types import ModelRequest, ModelResponse
 from orchestra.wire import response_from_completion
@@ -43,7 +46,8 @@ log = logging.getLogger(__name__)
 
 #: The providers whose models are an OpenAI-compatible server's when an endpoint is given.
 OPENAI_PREFIXES = ("openai/", "hosted_vllm/")
-#: `litellm`: every model through litellm; anything else (or unset): the rule above.
+#: `litellm`: every model through litellm; `httpx`: the rule above, with every call over httpx (no
+#: `orchestra.http1`: the baseline its benchmark compares with); anything else (or unset): the rule above.
 CLIENT_ENV = "ORCHESTRA_MODEL_CLIENT"
 #: What asks an OpenAI-compatible server for each call's token ids and logprobs (vLLM's names;
 #: `ModelConfig.extra` keys, sent with the request): `orchestra run --token-ids`, `orchestra.rl.rollouts`.
@@ -81,19 +85,24 @@ def encoded_body(config: ModelConfig, request: ModelRequest) -> bytes:
     return ("{" + ", ".join(parts) + "}").encode()
 
 
-#: The last `tools` lists encoded, by id: (the list itself, a snapshot of it, its JSON).
-_tools_encoded: OrderedDict[int, tuple[list[Any], list[Any], str]] = OrderedDict()
+#: The `tools` lists encoded last, keyed by the ids of their entries: (the entries, their JSON). The
+#: entries are kept alive, so no other object can take one of their ids while the key is cached.
+_tools_encoded: OrderedDict[tuple[int, ...], tuple[tuple[Any, ...], str]] = OrderedDict()
 _TOOLS_ENCODED_MAX = 64
 
 
 def _tools_json(tools: list[Any]) -> str:
-    """`json.dumps(tools, ensure_ascii=False)`, reused while `tools` is the same list, equal to what
-    it was when encoded (a list changed in place is encoded again)."""
-    entry = _tools_encoded.get(id(tools))
-    if entry is not None and entry[0] is tools and entry[1] == tools:
-        return entry[2]
+    """`json.dumps(tools, ensure_ascii=False)`, reused while `tools` holds the same entries in the same
+    order. A scaffold copies its list per request, but its entries are `orchestra.tool_schemas.openai_tool`'s
+    dicts, one per tool for the whole process and never changed in place (that function's contract):
+    so every call of every rollout of a scenario encodes its tools once per process, not once per call."""
+    key = tuple(map(id, tools))
+    entry = _tools_encoded.get(key)
+    if entry is not None:
+        _tools_encoded.move_to_end(key)
+        return entry[1]
     text = json.dumps(tools, ensure_ascii=False)
-    _tools_encoded[id(tools)] = (tools, json.loads(text), text)
+    _tools_encoded[key] = (tuple(tools), text)
     while len(_tools_encoded) > _TOOLS_ENCODED_MAX:
         _tools_encoded.popitem(last=False)
     return text
@@ -101,18 +110,24 @@ def _tools_json(tools: list[Any]) -> str:
 
 #: One connection pool per event loop and endpoint (an `httpx.AsyncClient` belongs to the loop it
 #: was made on; a process may run several loops, one after the other or in threads).
-_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[str, str | None], httpx.AsyncClient]] = weakref.WeakKeyDictionary()
+_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[str, str | None], httpx.AsyncClient | http1.Client]] = weakref.WeakKeyDictionary()
 
 
-def _client(endpoint: str, api_key: str | None) -> httpx.AsyncClient:
+def _client(endpoint: str, api_key: str | None) -> httpx.AsyncClient | http1.Client:
+    """The running loop's connection pool for `endpoint`: `orchestra.http1`'s for a plain-http server
+    no proxy applies to (the common case of a local inference server, and the cheapest), else httpx's."""
     loop = asyncio.get_running_loop()
     pools = _clients.setdefault(loop, {})
     key = (endpoint, api_key)
     client = pools.get(key)
     if client is None or client.is_closed:
         headers = {"Authorization": f"Bearer {api_key or 'none'}", "Content-Type": "application/json"}
-        limits = httpx.Limits(max_connections=None, max_keepalive_connections=256)
-        client = pools[key] = httpx.AsyncClient(base_url=endpoint.rstrip("/"), headers=headers, limits=limits, timeout=None, verify=_ssl_context())
+        base = endpoint.rstrip("/")
+        if http1.usable_for(base) and os.environ.get(CLIENT_ENV) != "httpx":
+            client = pools[key] = http1.Client(base, headers)
+        else:
+            limits = httpx.Limits(max_connections=None, max_keepalive_connections=256)
+            client = pools[key] = httpx.AsyncClient(base_url=base, headers=headers, limits=limits, timeout=None, verify=_ssl_context())
     return client
 
 
@@ -149,13 +164,13 @@ async def complete_openai(config: ModelConfig, request: ModelRequest) -> ModelRe
             if reply.status_code >= 400:
                 raise ModelError(f"{config.model} at {endpoint}: HTTP {reply.status_code}: {reply.text[:300]}")
             break
-        except (_Transient, TimeoutError, httpx.TransportError) as exc:
+        except (_Transient, TimeoutError, httpx.TransportError, http1.TransportError) as exc:
             why = str(exc) if isinstance(exc, _Transient) else f"{type(exc).__name__}: {exc}"
-            if isinstance(exc, httpx.ConnectError):  # nothing listens: say so in the words litellm's path uses
+            if isinstance(exc, (httpx.ConnectError, http1.ConnectError)):  # nothing listens: say so in the words litellm's path uses
                 why = f"Connection error ({why})"
             if attempt > retries:
                 # the cause the agent is shown (as ARE's agent shows an exception) says what kind of failure it was
-                cause: BaseException = ConnectionError(f"Connection error: {exc}") if isinstance(exc, httpx.ConnectError) else exc
+                cause: BaseException = ConnectionError(f"Connection error: {exc}") if isinstance(exc, (httpx.ConnectError, http1.ConnectError)) else exc
                 raise ModelError(
                     f"{config.model} at {endpoint}: gave up after {attempt} attempt{'s' if attempt != 1 else ''}: {why}", permanent=False
                 ) from cause
@@ -163,7 +178,7 @@ async def complete_openai(config: ModelConfig, request: ModelRequest) -> ModelRe
             log.warning("%s at %s: attempt %d of %d failed (%s); retrying in %.1f s", config.model, endpoint, attempt, retries + 1, why[:160], wait)
             await anyio.sleep(wait)
     try:
-        data = reply.json()
+        data = json.loads(reply.content)
         if not isinstance(data, dict) or not data.get("choices"):
             raise ValueError(f"no `choices` in the reply: {reply.text[:200]!r}")
         response = response_from_completion(data, request, read_tool_calls=True)

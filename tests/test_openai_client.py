@@ -163,3 +163,52 @@ def test_a_server_without_token_ids_gets_its_turns_counted_with_the_models_token
     step = record.trajectory.agents[0].steps[0]  # type: ignore[union-attr]
     prompt = record.trajectory.prompt(step.prompt.id)  # type: ignore[union-attr]
     assert turn.prompt_token_ids == chat.encode(chat.render(prompt, None, generation_prompt=True))
+
+
+def test_the_corpus_gives_the_same_records_on_the_lean_path_and_through_litellm(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 30's guard: the lean client (over `orchestra.http1`), the lean client over httpx, and
+    litellm give every bundled scenario the same event log, verdict, reward, simulated seconds
+    and token counts (the mock reports usage), and each record says which path it took."""
+    from orchestra.rl import EnvConfig
+    from orchestra.rl.batches import rollouts
+
+    files = list(resolve(["bundled"]))
+    assert len(files) >= 50
+    config = EnvConfig(max_steps=3)
+    specs = [(config.spec(str(f.path)), f) for f in files]
+
+    def run(client: str | None, url: str) -> dict[str, tuple[Any, ...]]:
+        if client is None:
+            monkeypatch.delenv("ORCHESTRA_MODEL_CLIENT", raising=False)
+        else:
+            monkeypatch.setenv("ORCHESTRA_MODEL_CLIENT", client)
+
+        async def go() -> list[Any]:
+            return [r async for r in rollouts(specs, url, model="bench", concurrency=8, token_ids=False)]
+
+        out = {}
+        for r in anyio.run(go):
+            assert r.error is None, r.error
+            res = r.result
+            clients = {o.client for a in r.trajectory.agents for s in a.steps for o in s.outputs} if r.trajectory else set()
+            out[str(r.spec.scenario)] = (
+                res.event_log_sha256,
+                r.status,
+                r.reward,
+                res.sim_seconds,
+                res.prompt_tokens,
+                res.completion_tokens,
+                res.model_calls,
+                clients,
+            )
+        return out
+
+    with MockServer(latency=0.0) as server:
+        lean = run(None, server.base_url)
+        over_httpx = run("httpx", server.base_url)
+        via_litellm = run("litellm", server.base_url)
+    strip = lambda d: {k: v[:-1] for k, v in d.items()}  # noqa: E731 - everything but the path taken
+    assert strip(lean) == strip(over_httpx) == strip(via_litellm)
+    assert all(v[4] > 0 and v[6] == 3 for v in lean.values())  # usage was read, every call made
+    assert {c for v in lean.values() for c in v[-1]} == {c for v in over_httpx.values() for c in v[-1]} == {"openai"}
+    assert {c for v in via_litellm.values() for c in v[-1]} == {"litellm"}

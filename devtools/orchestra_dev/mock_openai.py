@@ -3,7 +3,7 @@
 `POST /v1/chat/completions` waits `latency` seconds (an asyncio sleep: many requests overlap, as on
 a real server), then answers one tool call: the first of the request's tools whose name ends with
 one of `prefer` (a read, so an episode goes on until `max_turns`), else the first tool; with no
-tools, the text `answer`. Usage is reported (`prompt_tokens` ~ characters / 4, 20 completion
+tools, the text `answer`. Usage is reported (`prompt_tokens` ~ characters of `render_chat` / 4, 20 completion
 tokens) unless `usage=False`. `GET /v1/models` lists one model. Run it in a thread with
 `MockServer(...)` as a context manager.
 
@@ -26,9 +26,14 @@ the `GET /models` calls.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import socket
+import subprocess
+import sys
 import threading
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any, Literal
 
 from aiohttp import web
@@ -97,7 +102,11 @@ class MockServer:
             name = next((t for p in self.prefer for t in tools if t.endswith(p) and t not in called), None)
             name = name or next((t for p in self.prefer for t in tools if t.endswith(p)), tools[0])
             args = {"offset": 0} if name.endswith("__get_contacts") else {"task": "Do what the user asked."} if name.endswith("__expert_agent") else {}
-            message["tool_calls"] = [{"id": f"call_{self.requests}", "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}]
+            # the id depends on the conversation only (its length), never on other requests: concurrent
+            # rollouts get the records sequential ones get
+            message["tool_calls"] = [
+                {"id": f"call_{len(body.get('messages') or [])}", "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
+            ]
         else:
             message["content"] = self.answer
         out: dict[str, Any] = {
@@ -120,7 +129,9 @@ class MockServer:
                 out["choices"][0]["token_ids"] = completion_ids
             out["usage"] = {"prompt_tokens": len(prompt_ids), "completion_tokens": len(completion_ids), "total_tokens": len(prompt_ids) + len(completion_ids)}
         elif self.usage:
-            prompt = len(json.dumps(body.get("messages") or [])) // 4
+            # ~4 characters a token of the chat template's rendering, as a real server counts the
+            # prompt it renders (a key sent as null and a key left out render alike)
+            prompt = len(render_chat(body.get("messages") or [])) // 4
             out["usage"] = {"prompt_tokens": prompt, "completion_tokens": 20, "total_tokens": prompt + 20}
         return out
 
@@ -180,3 +191,31 @@ class MockServer:
 
     def __exit__(self, *exc: object) -> None:
         self.die()
+
+
+@contextlib.contextmanager
+def mock_in_child(latency: float, **options: Any) -> Iterator[str]:
+    """A `MockServer` in a child process (its base URL): for benchmarks that measure the calling
+    process's CPU, which a mock in a thread of that process would share (its JSON parsing and
+    aiohttp work are not the environment's)."""
+    code = (
+        "import json, sys; sys.path.insert(0, sys.argv[2]);"
+        "from orchestra_dev.mock_openai import MockServer\n"
+        "with MockServer(latency=float(sys.argv[1]), **json.loads(sys.argv[3])) as s:\n"
+        "    print(s.base_url, flush=True)\n"
+        "    sys.stdin.read()\n"
+    )
+    here = str(Path(__file__).resolve().parent.parent)
+    proc = subprocess.Popen([sys.executable, "-c", code, str(latency), here, json.dumps(options)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None and proc.stdin is not None
+    try:
+        url = proc.stdout.readline().strip()
+        if not url:
+            raise RuntimeError("the mock OpenAI server's process did not start")
+        yield url
+    finally:
+        proc.stdin.close()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()

@@ -79,8 +79,9 @@ def test_a_server_that_breaks_mid_run_ends_the_rollout_and_stops_the_run(fault, 
     rows = captured.out.strip().splitlines()
     assert len(rows) == 1 and rows[0].split()[1] == "ERROR"
     assert f"{MAX_FAILED_CALLS_IN_A_ROW} model calls in a row failed (openai/mock at {server.base_url}); the agent stops" in rows[0]
-    # the first call: 1 + 4 retries; then 2 calls of one try each; then the endpoint's check (its test request)
-    assert server.requests == 1 + 5 + (MAX_FAILED_CALLS_IN_A_ROW - 1) + 1
+    # the first call: 1 + 4 retries; then 2 calls of one try each; then the endpoint's check (its test
+    # request) — and maybe the next rollout's first call, sent while the check ran, before the run stopped
+    assert server.requests - (1 + 5 + (MAX_FAILED_CALLS_IN_A_ROW - 1) + 1) in (0, 1)
     last = captured.err.strip().splitlines()[-1]
     assert last.startswith(f"orchestra: the model endpoint stopped answering (agent model openai/mock: endpoint {server.base_url}: ")
     assert last.endswith(f"1 of 3 rollout(s) finished, kept in {out / 'results.jsonl'}; resume with: orchestra {' '.join(argv)}")
