@@ -102,7 +102,7 @@ def agent_card(served: ServedSession, app: str, base: str) -> Any:
     model = f" Runs orchestra's app-agent ({config.scaffold}, {config.model.model}) on the session's simulated clock." if config is not None else ""
     return AgentCard(
         name=f"{app} expert",
-        description=f"{expert.description.strip()}\n\nThe {app} app of session {served.id} ({served.rollout.session.scenario_id}).{model}",
+        description=f"The {app} app's expert in session {served.id} ({served.rollout.session.scenario_id}).{model}\n\n{expert.description.strip()}",
         supported_interfaces=[
             AgentInterface(url=agent_url(base, served.id, app), protocol_binding=TransportProtocol.JSONRPC.value, protocol_version=PROTOCOL_VERSION_1_0)
         ],
@@ -133,7 +133,7 @@ class A2AAgents:
             )
         apps = served_apps(served)
         if not apps:
-            raise HTTPError(404, f"session {session_id} has no app-agents: start it with a team that names some (e.g. \"team\": \"oracle\")")
+            raise HTTPError(404, f'session {session_id} has no app-agents: start it with a team that names some (e.g. "team": "oracle")')
         if app is not None and app not in apps:
             raise HTTPError(404, f"session {session_id} has no app-agent {app!r} (its app-agents: {', '.join(apps)})")
         return served
@@ -171,9 +171,9 @@ class A2AAgents:
             return _rpc_error(None, -32603, str(exc))
         try:
             body = json.loads(await request.body() or b"null")
-            rid = body.get("id") if isinstance(body, dict) else None
         except ValueError:
-            rid = None
+            body = None  # a2a-sdk's dispatcher answers the parse error
+        rid = body.get("id") if isinstance(body, dict) else None
         if not isinstance(rid, str | int) or isinstance(rid, bool):
             rid = None
         try:
@@ -181,7 +181,11 @@ class A2AAgents:
         except Exception as exc:
             return _rpc_error(rid, -32600, http_status(exc)[1])
         if served.done:
-            return _rpc_error(rid, -32600, f"session {session_id}: the episode has ended: no more delegations (POST /sessions/{session_id}/finish has the verdict)")
+            return _rpc_error(
+                rid, -32600, f"session {session_id}: the episode has ended: no more delegations (POST /sessions/{session_id}/finish has the verdict)"
+            )
+        if isinstance(body, dict) and body.get("method") in _SEND_METHODS and not _has_text(body.get("params")):
+            return _rpc_error(rid, -32602, f"the message to {app}'s agent has no text: send the task as a text part")
         return await self._dispatcher(served).handle_requests(request)
 
     # ------------------------------------------------------------------ a2a-sdk
@@ -206,6 +210,20 @@ class A2AAgents:
         if outcome.ok:
             return True, "" if outcome.output is None else str(outcome.output)
         return False, outcome.error or "the app-agent failed"
+
+
+#: The JSON-RPC methods that send a message (A2A 1.0 and v0.3's names).
+_SEND_METHODS = frozenset({"SendMessage", "SendStreamingMessage", "message/send", "message/stream"})
+
+
+def _has_text(params: Any) -> bool:
+    """Whether a send's params hold a message with a non-blank text part (True when the shape is
+    off: a2a-sdk's own validation answers a malformed message, naming the field)."""
+    message = params.get("message") if isinstance(params, dict) else None
+    parts = message.get("parts") if isinstance(message, dict) else None
+    if not isinstance(parts, list) or not parts:
+        return True
+    return any(isinstance(p, dict) and isinstance(p.get("text"), str) and p["text"].strip() for p in parts)
 
 
 def _rpc_error(rid: Any, code: int, message: str) -> JSONResponse:
