@@ -24,7 +24,7 @@ the rest (the kept apps, `AgentUserInterface__send_message_to_user`, which ends 
 Errors are JSON-RPC errors (HTTP 200) with one line: an unknown session or app, a step-mode
 session, an episode that ended (`-32600`, invalid request); a message without text (`-32602`);
 a malformed body (a2a-sdk's parse / request / params errors). The card route answers the server's
-`{"error": ...}` shape with 404 / 409.
+`{"error": ...}` shape with 404 / 409 (501 without a2a-sdk).
 
 a2a-sdk is an optional dependency (the `a2a` extra): this module imports it only when an A2A
 route is reached, and says which extra to install when it is missing.
@@ -154,6 +154,9 @@ class A2AAgents:
     async def card(self, request: Request) -> Response:
         try:
             require_a2a()
+        except OrchestraError as exc:
+            return error_response(501, str(exc))
+        try:
             served = self._served(request.path_params["session_id"], request.path_params["app"])
             from a2a.server.request_handlers.response_helpers import agent_card_to_dict
 
@@ -180,11 +183,12 @@ class A2AAgents:
             served = self._served(session_id, app)
         except Exception as exc:
             return _rpc_error(rid, -32600, http_status(exc)[1])
-        if served.done:
+        sends = isinstance(body, dict) and body.get("method") in _SEND_METHODS
+        if sends and served.done:  # reading its tasks (GetTask, ListTasks) stays possible
             return _rpc_error(
                 rid, -32600, f"session {session_id}: the episode has ended: no more delegations (POST /sessions/{session_id}/finish has the verdict)"
             )
-        if isinstance(body, dict) and body.get("method") in _SEND_METHODS and not _has_text(body.get("params")):
+        if sends and not _has_text(body.get("params")):
             return _rpc_error(rid, -32602, f"the message to {app}'s agent has no text: send the task as a text part")
         return await self._dispatcher(served).handle_requests(request)
 
@@ -192,8 +196,8 @@ class A2AAgents:
     def _dispatcher(self, served: ServedSession) -> Any:
         dispatcher = self._dispatchers.get(served.id)
         if dispatcher is None:
-            for gone in [k for k in self._dispatchers if k not in self.table.sessions]:
-                del self._dispatchers[gone]  # sessions finished, deleted or expired
+            for gone in [k for k in self._dispatchers if k not in self.table.sessions and k not in self.table.finished]:
+                del self._dispatchers[gone]  # sessions deleted, expired, or finished and forgotten
             dispatcher = self._dispatchers[served.id] = _build_dispatcher(self, served)
         return dispatcher
 

@@ -38,6 +38,7 @@ from typing import Any
 import anyio
 import httpx
 import pytest
+from starlette.testclient import TestClient
 
 from orchestra.host import Host
 from orchestra.serve.app import ServeConfig, Server
@@ -63,9 +64,10 @@ A2A_HEADERS = {"A2A-Version": "1.0"}
 SESSION = {"model": "orchestra/oracle", "mode": "agent", "team": "oracle"}
 
 
-async def play(http: httpx.AsyncClient, scenario: str, *, via: str = "a2a", misroute: dict[str, str] | None = None) -> dict[str, Any]:
+async def play(http: httpx.AsyncClient, scenario: str, *, via: str = "a2a", misroute: dict[str, str] | None = None, streaming: bool = False) -> dict[str, Any]:
     """One episode played by the outside orchestrator: its decisions from the session's model proxy,
-    delegations through A2A (`via="a2a"`, to `misroute.get(app, app)`'s agent) or the MCP expert tool (`via="mcp"`)."""
+    delegations through A2A (`via="a2a"`, to `misroute.get(app, app)`'s agent; `streaming`: as
+    `SendStreamingMessage`, SSE) or the MCP expert tool (`via="mcp"`)."""
     from a2a.client import A2ACardResolver, ClientConfig, ClientFactory
     from a2a.helpers import get_artifact_text, get_message_text, new_text_message
     from a2a.types import Role, SendMessageRequest, TaskState
@@ -74,7 +76,7 @@ async def play(http: httpx.AsyncClient, scenario: str, *, via: str = "a2a", misr
     assert created.status_code == 200, created.text
     s = created.json()
     sid = s["session_id"]
-    factory = ClientFactory(ClientConfig(httpx_client=http, streaming=False))
+    factory = ClientFactory(ClientConfig(httpx_client=http, streaming=streaming))
     cards = {app: await A2ACardResolver(http, url).get_agent_card() for app, url in s["a2a_agents"].items()}
     clients = {app: factory.create(card) for app, card in cards.items()}
 
@@ -101,7 +103,12 @@ async def play(http: httpx.AsyncClient, scenario: str, *, via: str = "a2a", misr
                 request = SendMessageRequest(message=new_text_message(arguments["task"], role=Role.ROLE_USER))
                 task = None
                 async for event in clients[target].send_message(request):
-                    task = event.task
+                    if event.HasField("task"):  # streaming: the task, then its status and artifact updates
+                        task = event.task
+                    elif event.HasField("artifact_update") and task is not None:
+                        task.artifacts.append(event.artifact_update.artifact)
+                    elif event.HasField("status_update") and task is not None:
+                        task.status.CopyFrom(event.status_update.status)
                 assert task is not None
                 delegated.append((app, target, task.status.state))
                 if task.status.state == TaskState.TASK_STATE_COMPLETED:
@@ -201,7 +208,7 @@ def test_errors_are_one_clear_json_rpc_line() -> None:
 async def _errors(http: httpx.AsyncClient) -> None:
     from a2a.client import ClientConfig, create_client
     from a2a.helpers import new_text_message
-    from a2a.types import Role, SendMessageRequest
+    from a2a.types import GetTaskRequest, Role, SendMessageRequest, TaskState
     from a2a.utils.errors import A2AError
 
     async def rpc(path: str, body: Any) -> dict[str, Any]:
@@ -239,7 +246,9 @@ async def _errors(http: httpx.AsyncClient) -> None:
         task = event.task
     assert task is not None and "I could not do this task" in task.artifacts[0].parts[0].text
 
-    await http.post(f"/sessions/{sid}/finish")  # a2a-sdk's client raises the error with its line
+    await http.post(f"/sessions/{sid}/finish")
+    assert (await client.get_task(GetTaskRequest(id=task.id))).status.state == TaskState.TASK_STATE_COMPLETED  # its tasks stay readable
+    # a2a-sdk's client raises the error with its line
     with pytest.raises(A2AError, match=rf"session {sid}: the episode has ended: no more delegations"):
         async for _ in client.send_message(SendMessageRequest(message=new_text_message("again", role=Role.ROLE_USER))):
             pass
@@ -254,6 +263,16 @@ async def _errors(http: httpx.AsyncClient) -> None:
     assert listing.status_code == 404 and "has no app-agents" in listing.json()["error"]
     for sid_ in (step["session_id"], alone["session_id"]):
         await http.delete(f"/sessions/{sid_}")
+
+
+def test_without_a2a_sdk_the_routes_name_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "a2a.server.routes", None)  # `import a2a.server.routes` raises ImportError
+    server = Server(ServeConfig(max_sessions=1), host=Host.create())
+    client = TestClient(server.app)
+    card = client.get("/sessions/s1/a2a/Calendar/.well-known/agent-card.json")
+    assert card.status_code == 501 and "the `a2a` extra" in card.json()["error"] and "pip install 'orchestra[a2a]'" in card.json()["error"]
+    error = client.post("/sessions/s1/a2a/Calendar", json={"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {}}).json()["error"]
+    assert error["code"] == -32603 and "the `a2a` extra" in error["message"]
 
 
 @pytest.fixture(scope="module")
@@ -296,10 +315,13 @@ def served_url() -> Iterator[str]:
 
 
 def test_a_rerun_over_a_real_socket_is_the_same_episode(played: dict[str, dict[str, Any]], served_url: str) -> None:
+    """`orchestra serve` in its own process, the delegations streamed (SSE) this time."""
+
     async def over_http() -> dict[str, Any]:
         async with httpx.AsyncClient(base_url=served_url, timeout=300) as http:
-            return await play(http, CALENDAR)
+            return await play(http, CALENDAR, streaming=True)
 
     r = anyio.run(over_http)
     assert r["success"] is True and all(url.startswith(served_url) for url in r["session"]["a2a_agents"].values())
+    assert r["delegated"] and all(state == 3 for _, _, state in r["delegated"]), r["delegated"]  # TASK_STATE_COMPLETED, from the stream
     assert r["event_log_sha256"] == played[CALENDAR]["event_log_sha256"]
