@@ -248,6 +248,7 @@ async def _errors(http: httpx.AsyncClient) -> None:
 
     await http.post(f"/sessions/{sid}/finish")
     assert (await client.get_task(GetTaskRequest(id=task.id))).status.state == TaskState.TASK_STATE_COMPLETED  # its tasks stay readable
+    assert (await http.get(f"{url}/Calendar/.well-known/agent-card.json")).json()["name"] == "Calendar expert"  # and its cards
     # a2a-sdk's client raises the error with its line
     with pytest.raises(A2AError, match=rf"session {sid}: the episode has ended: no more delegations"):
         async for _ in client.send_message(SendMessageRequest(message=new_text_message("again", role=Role.ROLE_USER))):
