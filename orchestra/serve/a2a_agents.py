@@ -50,7 +50,7 @@ if TYPE_CHECKING:
 CARD_PATH = "/.well-known/agent-card.json"
 #: The name of the artifact that carries an app-agent's answer.
 ANSWER_ARTIFACT = "answer"
-MISSING_SDK = "orchestra serve's A2A app-agents need a2a-sdk (the `a2a` extra): pip install 'orchestra[a2a]' (a2a-sdk[http-server]>=1.3)"
+MISSING_SDK = "orchestra serve's A2A app-agents need a2a-sdk (the `a2a` extra): pip install 'orchestra-agents[a2a]' (a2a-sdk[http-server]>=1.3)"
 
 _STATE_APP = "orchestra_app"
 

@@ -271,7 +271,7 @@ def test_without_a2a_sdk_the_routes_name_the_extra(monkeypatch: pytest.MonkeyPat
     server = Server(ServeConfig(max_sessions=1), host=Host.create())
     client = TestClient(server.app)
     card = client.get("/sessions/s1/a2a/Calendar/.well-known/agent-card.json")
-    assert card.status_code == 501 and "the `a2a` extra" in card.json()["error"] and "pip install 'orchestra[a2a]'" in card.json()["error"]
+    assert card.status_code == 501 and "the `a2a` extra" in card.json()["error"] and "pip install 'orchestra-agents[a2a]'" in card.json()["error"]
     error = client.post("/sessions/s1/a2a/Calendar", json={"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {}}).json()["error"]
     assert error["code"] == -32603 and "the `a2a` extra" in error["message"]
 
