@@ -15,7 +15,8 @@ Asserted:
 * the same episode with the expert calls made over MCP instead has the same event-log hash (an
   A2A delegation logs exactly as the expert tool does), and so does a rerun over a real socket
   (`orchestra serve --port 0` in a subprocess);
-* a delegation sent to the wrong app's agent FAILs the scenario;
+* a delegation sent to the wrong app's agent FAILs the scenario; an app-agent that fails (its
+  budget spent without `final_answer`) ends the A2A task FAILED with the expert tool's error;
 * an unknown app or session, a step-mode or team-less session, a malformed body, a message with
   no text and a delegation after the end are JSON-RPC errors with one clear line.
 
@@ -264,6 +265,41 @@ async def _errors(http: httpx.AsyncClient) -> None:
     assert listing.status_code == 404 and "has no app-agents" in listing.json()["error"]
     for sid_ in (step["session_id"], alone["session_id"]):
         await http.delete(f"/sessions/{sid_}")
+
+
+def test_an_app_agent_that_fails_ends_the_task_failed(tmp_path: Path) -> None:
+    """A Calendar app-agent with a one-step budget makes its call and has no step left for
+    final_answer: the delegation fails, as the expert tool's would, and the A2A task ends FAILED."""
+    from orchestra.plugins.offline_models import delegation_task
+
+    team = tmp_path / "tight.yaml"
+    team.write_text("name: tight\nmain: {scaffold: react, model: orchestra/oracle}\napp_agents:\n  apps: all\n  overrides:\n    Calendar: {max_steps: 1}\n")
+    task = delegation_task([{"tool": "Calendar__get_calendar_event", "arguments": {"event_id": "nope"}}])
+
+    async def run() -> tuple[Any, dict[str, Any]]:
+        from a2a.client import ClientConfig, create_client
+        from a2a.helpers import new_text_message
+        from a2a.types import Role, SendMessageRequest
+
+        server = Server(ServeConfig(max_sessions=1), host=Host.create())
+        async with server.app.router.lifespan_context(server.app):
+            transport = httpx.ASGITransport(app=server.app)
+            async with httpx.AsyncClient(transport=transport, base_url="http://testserver", timeout=120) as http:
+                s = (await http.post("/sessions", json={"scenario": CALENDAR, **SESSION, "team": str(team)})).json()
+                client = await create_client(s["a2a_agents"]["Calendar"], client_config=ClientConfig(httpx_client=http, streaming=False))
+                result = None
+                async for event in client.send_message(SendMessageRequest(message=new_text_message(task, role=Role.ROLE_USER))):
+                    result = event.task
+                return result, (await http.post(f"/sessions/{s['session_id']}/finish")).json()
+
+    result, finished = anyio.run(run)
+    from a2a.types import TaskState
+
+    assert result is not None and result.status.state == TaskState.TASK_STATE_FAILED and not result.artifacts
+    text = result.status.message.parts[0].text
+    assert text == "ERROR: sub-agent 'Calendar' failed: it spent its 1-step budget without calling final_answer", text
+    (delegation,) = finished["record"]["result"]["delegations"]
+    assert delegation["app"] == "Calendar" and delegation["error"] == text.removeprefix("ERROR: ")
 
 
 def test_without_a2a_sdk_the_routes_name_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
