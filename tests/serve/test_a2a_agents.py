@@ -12,6 +12,9 @@ Asserted:
   the JSON-RPC URL), listed at `GET /sessions/{id}/a2a` and in the session's `a2a_agents`;
 * the orchestrator PASSes three bundled multi-app scenarios (one of them two turns), delegating
   to 2-3 different app-agents each; every A2A delegation is a delegation of the record;
+* an orchestrator with no model at all (the reference actions in order, each replaced app's one
+  worded by `delegation_task` and sent to its agent, the rest over MCP) PASSes two of them, the
+  session's proxy never called;
 * the same episode with the expert calls made over MCP instead has the same event-log hash (an
   A2A delegation logs exactly as the expert tool does), and so does a rerun over a real socket
   (`orchestra serve --port 0` in a subprocess);
@@ -193,6 +196,60 @@ def test_a_wrong_delegation_fails(played: dict[str, dict[str, Any]]) -> None:
     r = played["wrong"]
     assert ("Calendar", "Emails", 3) in r["delegated"], r["delegated"]  # Emails' agent ran, and could not add the event
     assert r["success"] is False and r["reward"] == 0.0
+
+
+async def play_scripted(http: httpx.AsyncClient, server: Server, scenario: str) -> dict[str, Any]:
+    """An orchestrator with no model at all: it plays the scenario's reference actions in order (read
+    from the in-process session's oracle plan), sending each action of a replaced app to that app's
+    agent as the main oracle words a task (`delegation_task`), the others to MCP. The session's
+    model proxy is never called."""
+    from a2a.client import A2ACardResolver, ClientConfig, ClientFactory
+    from a2a.helpers import new_text_message
+    from a2a.types import Role, SendMessageRequest, TaskState
+
+    from orchestra.oracle.replay import build_plan, resolve_args
+    from orchestra.plugins.offline_models import delegation_task
+
+    s = (await http.post("/sessions", json={"scenario": scenario, **SESSION})).json()
+    sid = s["session_id"]
+    factory = ClientFactory(ClientConfig(httpx_client=http, streaming=False))
+    clients = {app: factory.create(await A2ACardResolver(http, url).get_agent_card()) for app, url in s["a2a_agents"].items()}
+    session = server.table.get(sid).rollout.session
+    states = []
+    for action in build_plan(session).actions:
+        app = session.tools[action.tool].app_name
+        call = {"tool": action.tool, "arguments": resolve_args(action, {})}
+        if app in clients:
+            request = SendMessageRequest(message=new_text_message(delegation_task([call]), role=Role.ROLE_USER))
+            async for event in clients[app].send_message(request):
+                states.append((app, event.task.status.state == TaskState.TASK_STATE_COMPLETED))
+        else:
+            body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": call["tool"], "arguments": call["arguments"]}}
+            r = await http.post(f"/sessions/{sid}/mcp", headers=MCP_HEADERS, json=body)
+            assert not r.json()["result"]["isError"], r.text
+    finished = (await http.post(f"/sessions/{sid}/finish")).json()
+    main = next(a for a in finished["record"]["result"]["agents"] if a["role"] == "main")
+    return {
+        "success": finished["success"],
+        "delegated": states,
+        "main_model_calls": main["model_calls"],
+        "delegations": finished["record"]["result"]["delegations"],
+    }
+
+
+@pytest.mark.parametrize("scenario", PASSING[:2])
+def test_a_scripted_orchestrator_without_a_model_passes(scenario: str) -> None:
+    async def run() -> dict[str, Any]:
+        server = Server(ServeConfig(max_sessions=1), host=Host.create())
+        async with server.app.router.lifespan_context(server.app):
+            transport = httpx.ASGITransport(app=server.app)
+            async with httpx.AsyncClient(transport=transport, base_url="http://testserver", timeout=120) as http:
+                return await play_scripted(http, server, scenario)
+
+    r = anyio.run(run)
+    assert r["success"] is True, r
+    assert len({app for app, _ in r["delegated"]}) >= 2 and all(ok for _, ok in r["delegated"]), r["delegated"]
+    assert r["main_model_calls"] == 0 and len(r["delegations"]) == len(r["delegated"])
 
 
 def test_errors_are_one_clear_json_rpc_line() -> None:
