@@ -408,6 +408,7 @@ def served_url() -> Iterator[str]:
             proc.wait()
 
 
+@pytest.mark.slow
 def test_a_rerun_over_a_real_socket_is_the_same_episode(played: dict[str, dict[str, Any]], served_url: str) -> None:
     """`orchestra serve` in its own process, the delegations streamed (SSE) this time."""
 
