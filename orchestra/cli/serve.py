@@ -4,7 +4,9 @@ Each session is one episode — a scenario on its own simulated clock and judge 
 client sending completions (step mode: `POST /sessions/{id}/step`, OpenEnv's `/step` and `/ws`)
 or by an agent outside orchestra (agent mode): its tools over MCP (`/sessions/{id}/mcp`), its model
 through the session's proxy (`/sessions/{id}/v1`), which charges the simulated clock from the
-call's token usage and shows due notifications as ARE's agent sees them.
+call's token usage and shows due notifications as ARE's agent sees them. An agent-mode session
+whose team has app-agents also serves each of them as an A2A agent (`/sessions/{id}/a2a/{App}`,
+with its agent card; the `a2a` extra), so an outside orchestrator can delegate to them.
 
 Binds 127.0.0.1 unless told otherwise; bound elsewhere it wants --api-key. No tool reaches the
 host: the tools are ARE's simulated apps.

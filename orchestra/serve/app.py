@@ -7,6 +7,9 @@ Routes (docs/serve.md has bodies and examples):
 * the model proxy — `POST /sessions/{id}/v1/chat/completions` (and `/v1/chat/completions` with
   the `X-Orchestra-Session` header), `GET /sessions/{id}/v1/models`;
 * MCP — `POST /sessions/{id}/mcp` (streamable HTTP);
+* A2A — an agent-mode session's app-agents, one A2A agent each: `GET /sessions/{id}/a2a`,
+  `GET /sessions/{id}/a2a/{App}/.well-known/agent-card.json`, `POST /sessions/{id}/a2a/{App}`
+  (JSON-RPC; `orchestra.serve.a2a_agents`, the `a2a` extra);
 * OpenEnv — `POST /reset`, `POST /step`, `GET /state`, `GET /health`, `GET /metadata`,
   `GET /schema`, `GET /openapi.json`, `POST /mcp`, the task API, and `WS /ws` (its client's transport).
 
@@ -39,6 +42,7 @@ from starlette.types import Receive, Scope, Send
 from orchestra.host import Host
 from orchestra.rl.env import Observation
 from orchestra.serve import openenv
+from orchestra.serve.a2a_agents import CARD_PATH, A2AAgents, agent_urls
 from orchestra.serve.errors import HTTPError, error_response, http_status
 from orchestra.serve.mcp_tools import MCPEndpoint
 from orchestra.serve.outside_agent import ENDED_TEXT
@@ -119,6 +123,7 @@ class Server:
         self.base_url = f"http://{self.config.host}:{self.config.port}"
         self._base_url_known = False
         self.mcp = MCPEndpoint(self._mcp_session)
+        self.a2a = A2AAgents(self.table, lambda: _REQUEST_BASE.get() or self.base_url)
         self.app = Starlette(routes=self._routes(), lifespan=self._lifespan, exception_handlers={HTTPException: _json_http_error})
         self.app.add_middleware(_Guard, server=self)
 
@@ -156,6 +161,10 @@ class Server:
             Route("/sessions/{session_id}/v1/models", r(self.models), methods=["GET"]),
             Route("/v1/chat/completions", self.proxy, methods=["POST"]),
             Route("/sessions/{session_id}/mcp", _ASGI(self._mcp_app), methods=["GET", "POST", "DELETE"]),
+            Route("/sessions/{session_id}/a2a", self.a2a.index, methods=["GET"]),
+            Route("/sessions/{session_id}/a2a/{app}" + CARD_PATH, self.a2a.card, methods=["GET"]),
+            Route("/sessions/{session_id}/a2a/{app}", self.a2a.rpc, methods=["POST"]),
+            Route("/sessions/{session_id}/a2a/{app}/", self.a2a.rpc, methods=["POST"]),
             Route("/tasks", r(self.tasks), methods=["GET"]),
         ]
         routes += openenv.routes(self)
@@ -190,6 +199,9 @@ class Server:
         else:
             view["task"] = served.outside.task if served.outside is not None else None
             view["mcp_url"] = f"{base}/sessions/{served.id}/mcp"
+            agents = agent_urls(served, base)
+            if agents:
+                view["a2a_agents"] = agents
         view["model_base_url"] = f"{base}/sessions/{served.id}/v1"
         return view
 
