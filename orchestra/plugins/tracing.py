@@ -13,15 +13,19 @@ Span tree of one rollout (one trace per rollout, its root never parented to a ca
              ├─ chat {model}
              └─ execute_tool {tool}
 
-Names and attributes, and where they come from. Source: the GenAI semantic conventions
-(`open-telemetry/semantic-conventions` v1.41 `docs/gen-ai/gen-ai-agent-spans.md` and
-`gen-ai-spans.md`, and `open-telemetry/semantic-conventions-genai` `gen-ai-agent-spans.md`,
-`gen-ai-events.md`, where the GenAI conventions now live; status Development):
+Names and attributes, and where they come from. Source: the GenAI semantic conventions as released
+in `open-telemetry/semantic-conventions-genai` v0.1.0 (`model/gen-ai/spans.yaml`,
+`docs/gen-ai/gen-ai-agent-spans.md`, `gen-ai-events.md`, `model/mcp/*.yaml`; status Development;
+docs/tracing.md names the commits read). `OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai_legacy`
+(`Tracing.legacy`) gives the names orchestra emitted before (semantic-conventions v1.41): the root
+with `gen_ai.workflow.name` and no `gen_ai.agent.name`, `gen_ai.agent.id` on agent spans, no MCP
+attributes, no operation on `format_error` spans.
 
-* workflow — span name `invoke_workflow {gen_ai.workflow.name}`, kind INTERNAL,
-  `gen_ai.operation.name=invoke_workflow`, `gen_ai.workflow.name` (the team's name, else the policy
-  label) and no `gen_ai.agent.name` (a workflow is not an agent: backends that group by agent
-  name would list a phantom agent named after the team). The judge's verdict is the conventions' evaluation result: a
+* workflow (the root) — v0.1.0's internal `invoke_agent` span whose operation is
+  `invoke_workflow`: span name `invoke_workflow {gen_ai.agent.name}`, kind INTERNAL,
+  `gen_ai.operation.name=invoke_workflow`, `gen_ai.agent.name` (the team's name, else the policy
+  label), `gen_ai.conversation.id` (`orchestra.tracing.conversation_id(spec)`: derived from the spec,
+  the same in every run). The judge's verdict is the conventions' evaluation result: a
   `gen_ai.evaluation.result` span event with `gen_ai.evaluation.name` (the judge: `scripted`,
   `strict`, `llm:<model>`), `gen_ai.evaluation.score.value` (the reward),
   `gen_ai.evaluation.score.label` (`pass` / `fail`) and, with content, `gen_ai.evaluation.explanation`
@@ -30,8 +34,8 @@ Names and attributes, and where they come from. Source: the GenAI semantic conve
 * agent — `invoke_agent {gen_ai.agent.name}`, INTERNAL (the conventions' in-process agent span),
   `gen_ai.operation.name=invoke_agent`, `gen_ai.provider.name`, `gen_ai.agent.name` (the agent's
   name, unique in its rollout: `main`, `Calendar`, `Calendar#2` for a second delegation to the same
-  app-agent, ...), `gen_ai.agent.id` (the agent
-  context's own id, unique per agent), `gen_ai.conversation.id` (one id per *rollout*, shared by
+  app-agent, ...), no `gen_ai.agent.id` (v0.1.0 removed it from internal agent spans: the agent
+  context's own id is `orchestra.agent.id`), `gen_ai.conversation.id` (one id per *rollout*, shared by
   every span of it), `gen_ai.request.model`, and at the end the agent's total
   `gen_ai.usage.input_tokens` / `gen_ai.usage.output_tokens`.
 * model call — `chat {gen_ai.request.model}`, CLIENT, `gen_ai.operation.name=chat`,
@@ -50,12 +54,17 @@ Names and attributes, and where they come from. Source: the GenAI semantic conve
   `gen_ai.tool.name`, `gen_ai.tool.call.id` (when the scaffold has one), `gen_ai.tool.type=function`,
   `gen_ai.tool.description`; a failed outcome sets status ERROR and `error.type` (the exception's
   class, else `tool_error`). With content: `gen_ai.tool.call.arguments` / `gen_ai.tool.call.result`
-  and the error text as the status description.
+  and the error text as the status description. A call that came over MCP (`orchestra serve`,
+  `orchestra.tracing.mcp_call`) gets the MCP conventions' attributes on the same span, as they ask
+  when a GenAI instrumentation already traces the tool: `mcp.method.name=tools/call`,
+  `mcp.session.id`, `jsonrpc.request.id`, `mcp.protocol.version`, `network.transport`,
+  `network.protocol.name`, and `error.type=tool_error` for a result with `isError`.
 * a step the model's output could not be acted on — an unknown tool or unusable arguments (the
   call never reaches a tool), an output that is no action at all, an output asked again (ARE's
   invalid-format retry) — gets a zero-length ERROR span under the agent, after the step's chat span:
   `execute_tool {name}` with `error.type` `unknown_tool` / `bad_arguments` / `refused`, or `format_error` with
-  `error.type` `format_error` / `invalid_format_retry` (`orchestra.step` is the step's index).
+  `error.type` `format_error` / `invalid_format_retry` and the custom operation name `format_error`
+  (`orchestra.step` is the step's index).
 * `error.type` on any span that ended in an error, per the conventions.
 * content (messages, arguments, results, the user's task, notification texts, the judge's
   rationale) only with `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true` or `--trace-content`.
@@ -83,6 +92,11 @@ conversation id in a context variable; anyio tasks copy the context when they st
 concurrent rollouts never see each other's spans, and the spans of one rollout nest through the
 awaits (`start_as_current_span` around the awaited inner call) — which is also how a
 delegated app-agent's `invoke_agent` lands under the `execute_tool` span that started it.
+
+`orchestra serve` drives a rollout one HTTP request at a time, each starting without that context:
+`start_served` starts the episode's root span when the session is created, `bind_served` ties it to
+the rollout, and every later span of that rollout (looked up by the agent's rollout) is parented to
+it; `rollout_closed` ends it, with the verdict when the rollout was judged.
 """
 
 from __future__ import annotations

@@ -34,12 +34,12 @@ from orchestra.errors import OrchestraError
 from orchestra.host import Host
 from orchestra.judging.settings import JudgeConfig
 from orchestra.models import ModelConfig
+from orchestra.plugins import tracing as traced
 from orchestra.record import RolloutRecord
 from orchestra.rl.env import POLICY_MODEL, Episode, Observation, policy_team, record_info
 from orchestra.rl.selection import one_scenario
 from orchestra.rollout import Rollout
 from orchestra.scenario_files import ScenarioFile
-from orchestra.plugins import tracing as traced
 from orchestra.serve.errors import TooManySessions, UnknownSession
 from orchestra.serve.outside_agent import OutsideAgent
 from orchestra.session import Session
