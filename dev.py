@@ -15,6 +15,9 @@ environment:
 * ``test`` and ``setup`` also build ``.venv-phoenix``: Arize Phoenix, the real trace backend of
   ``tests/integration/test_phoenix.py``, from ``requirements-phoenix-lock.txt``, in a venv of its
   own because its pins clash with ARE's (~5 s from PyPI with uv, ~1 s from uv's cache, ~620 MB).
+* ``test`` and ``setup`` also build ``.venv-mlflow``: MLflow's tracking server, the second real trace
+  backend (``tests/integration/test_mlflow.py``), from ``requirements-mlflow-lock.txt``, in a venv of
+  its own for the same reason (~830 MB).
 * ``test`` and ``setup`` also build ``.venv-trl``: TRL, transformers and torch's CPU build (from
   ``/opt/wheels``), the trainer of ``tests/integration/test_trl_grpo.py``, from
   ``requirements-trl-lock.txt``, in a venv of its own because its pins clash with ARE's (~1 min
@@ -25,7 +28,7 @@ environment:
   never downloads a browser of its own). Elsewhere it says what to install.
 
 The install is skipped when the venv already holds a lock that covers the job (a stamp file in
-the venv records which lock, and its hash, was last installed); the same for ``.venv-phoenix``.
+the venv records which lock, and its hash, was last installed); the same for ``.venv-phoenix`` and ``.venv-mlflow``.
 
 Both venvs are installed with ``--compile-bytecode``: the ``.pyc`` files are written once, at
 install, so no ``orchestra`` process recompiles litellm's and ARE's thousands of modules — which
@@ -60,6 +63,9 @@ TORCH_WHEELS = Path("/opt/wheels")
 #: Arize Phoenix (the trace backend of the tracing integration test), in a venv of its own.
 PHOENIX_VENV = Path(os.environ.get("ORCHESTRA_PHOENIX_VENV", ROOT / ".venv-phoenix"))
 PHOENIX_LOCK = ROOT / "requirements-phoenix-lock.txt"
+#: MLflow's tracking server (the second trace backend of the tracing tests), in a venv of its own.
+MLFLOW_VENV = Path(os.environ.get("ORCHESTRA_MLFLOW_VENV", ROOT / ".venv-mlflow"))
+MLFLOW_LOCK = ROOT / "requirements-mlflow-lock.txt"
 UV_VERSION = "0.13.8"
 #: How the venvs are installed; part of their stamps, so changing it re-syncs an existing venv
 #: once (2: with `--compile-bytecode`).
@@ -141,21 +147,32 @@ def ensure_phoenix_env() -> None:
     server over HTTP only, so nothing of it is imported into orchestra's venv. Synced with the uv
     of the main venv (``ensure_env`` ran first), hash-checked like the other locks.
     """
-    stamp = PHOENIX_VENV / ".orchestra-lock-sha256"
-    digest = hashlib.sha256(PHOENIX_LOCK.read_bytes() + INSTALL_FORMAT.encode()).hexdigest()
-    if stamp.exists() and stamp.read_text().split()[:1] == [digest] and _bin("phoenix", PHOENIX_VENV).exists():
+    _ensure_backend_env(PHOENIX_VENV, PHOENIX_LOCK, "phoenix", "Arize Phoenix (the trace backend of the tracing integration test)")
+
+
+def ensure_mlflow_env() -> None:
+    """Create ``.venv-mlflow`` and sync it to ``requirements-mlflow-lock.txt``, unless it already is:
+    MLflow's tracking server, the second trace backend, exactly as ``.venv-phoenix`` (its own venv,
+    reached over HTTP and as a subprocess only, hash-checked)."""
+    _ensure_backend_env(MLFLOW_VENV, MLFLOW_LOCK, "mlflow", "MLflow (the second trace backend of the tracing integration tests)")
+
+
+def _ensure_backend_env(venv_dir: Path, lock: Path, command: str, what: str) -> None:
+    stamp = venv_dir / ".orchestra-lock-sha256"
+    digest = hashlib.sha256(lock.read_bytes() + INSTALL_FORMAT.encode()).hexdigest()
+    if stamp.exists() and stamp.read_text().split()[:1] == [digest] and _bin(command, venv_dir).exists():
         return
-    python = _bin("python", PHOENIX_VENV)
+    python = _bin("python", venv_dir)
     if not python.exists():
-        print(f"creating virtual environment in {PHOENIX_VENV}", flush=True)
-        venv.EnvBuilder(with_pip=False, clear=False).create(PHOENIX_VENV)
+        print(f"creating virtual environment in {venv_dir}", flush=True)
+        venv.EnvBuilder(with_pip=False, clear=False).create(venv_dir)
     if not _bin("uv").exists():
         _run([_bin("python"), "-m", "pip", "install", "-q", "--disable-pip-version-check", f"uv=={UV_VERSION}"])
     stamp.unlink(missing_ok=True)  # a sync cut short must not leave the old stamp behind
-    print("installing Arize Phoenix (the trace backend of the tracing integration test)", flush=True)
+    print(f"installing {what}", flush=True)
     _run(
-        [_bin("uv"), "pip", "sync", "--python", python, "--require-hashes", "--compile-bytecode", PHOENIX_LOCK],
-        env={**os.environ, "VIRTUAL_ENV": str(PHOENIX_VENV)},
+        [_bin("uv"), "pip", "sync", "--python", python, "--require-hashes", "--compile-bytecode", lock],
+        env={**os.environ, "VIRTUAL_ENV": str(venv_dir)},
     )
     stamp.write_text(digest + "\n")
 
@@ -255,6 +272,7 @@ def main(argv: list[str]) -> int:
     compile_own_packages()
     if job in ("test", "setup"):
         ensure_phoenix_env()
+        ensure_mlflow_env()
         trainer = ensure_trainer_env()
         outside = ensure_outside_envs()
         ensure_chromium()
@@ -279,6 +297,9 @@ def main(argv: list[str]) -> int:
         # ... and it built .venv-phoenix, so the Phoenix test must run too (its fixture starts the server).
         env.setdefault("ORCHESTRA_REQUIRE_PHOENIX", "1")
         env.setdefault("ORCHESTRA_PHOENIX_VENV", str(PHOENIX_VENV))
+        # ... and .venv-mlflow: the second trace backend's test runs too (its fixture starts `mlflow server`).
+        env.setdefault("ORCHESTRA_REQUIRE_MLFLOW", "1")
+        env.setdefault("ORCHESTRA_MLFLOW_VENV", str(MLFLOW_VENV))
         # ... and the trainer's venv, where this machine has torch's CPU build: the TRL test runs then, never skips.
         if trainer:
             env.setdefault("ORCHESTRA_REQUIRE_TRAINER", "1")

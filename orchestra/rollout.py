@@ -187,6 +187,11 @@ class Rollout:
         self.delegations.append(delegation)
 
     @property
+    def record(self) -> RolloutRecord | None:
+        """The record once `finish()` built it, else None."""
+        return self._record
+
+    @property
     def done(self) -> bool:
         """No more requests: the policy finished, failed, or the scenario ended."""
         if self._failure is not None or self._error is not None or self._record is not None:

@@ -55,6 +55,14 @@ if TYPE_CHECKING:  # pragma: no cover
 INSTRUMENTATION_NAME = "orchestra"
 #: The GenAI semantic conventions' content opt-in variable (also `--trace-content`).
 CAPTURE_CONTENT_ENV = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
+#: OpenTelemetry's semantic-convention opt-in variable: a comma-separated list of values.
+SEMCONV_OPT_IN_ENV = "OTEL_SEMCONV_STABILITY_OPT_IN"
+#: The value of `SEMCONV_OPT_IN_ENV` that asks for the GenAI names orchestra emitted before it moved to
+#: semconv-genai v0.1.0 (a separate `invoke_workflow` root with `gen_ai.workflow.name`, `gen_ai.agent.id`
+#: on agent spans, no MCP attributes); see docs/tracing.md.
+SEMCONV_LEGACY = "gen_ai_legacy"
+#: The version of the GenAI semantic conventions orchestra emits by default.
+SEMCONV_VERSION = "semconv-genai v0.1.0"
 #: Values of `CAPTURE_CONTENT_ENV` that opt in (the Python GenAI instrumentations accept `true`;
 #: newer ones name where content goes, which for orchestra is always the span).
 _CONTENT_ON = {"true", "1", "yes", "span_only", "span_and_event"}
@@ -76,6 +84,14 @@ def active() -> Tracing | None:
 def content_from_env() -> bool:
     """Whether `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT` opts in to content capture."""
     return os.environ.get(CAPTURE_CONTENT_ENV, "").strip().lower() in _CONTENT_ON
+
+
+def legacy_from_env() -> bool:
+    """Whether `OTEL_SEMCONV_STABILITY_OPT_IN` (a comma-separated list) holds `gen_ai_legacy`, asking
+    for the GenAI names orchestra emitted before semconv-genai v0.1.0 (the default is v0.1.0; any other
+    value, `gen_ai_latest_experimental` included, keeps it)."""
+    values = {v.strip().lower() for v in os.environ.get(SEMCONV_OPT_IN_ENV, "").split(",")}
+    return SEMCONV_LEGACY in values
 
 
 def _check_sdk_enabled() -> None:
@@ -170,9 +186,19 @@ class Tracing:
     :param batch: export from a background batch processor (network exporters) instead of
         synchronously as each span ends (files, console, tests).
     :param on_shutdown: called after the provider shut down (closes a file the exporter wrote).
+    :param legacy: emit the pre-v0.1.0 GenAI names (default: `OTEL_SEMCONV_STABILITY_OPT_IN`
+        holding `gen_ai_legacy`); otherwise semconv-genai v0.1.0's.
     """
 
-    def __init__(self, exporter: SpanExporter, *, content: bool | None = None, batch: bool = False, on_shutdown: Callable[[], None] | None = None) -> None:
+    def __init__(
+        self,
+        exporter: SpanExporter,
+        *,
+        content: bool | None = None,
+        batch: bool = False,
+        on_shutdown: Callable[[], None] | None = None,
+        legacy: bool | None = None,
+    ) -> None:
         from opentelemetry.sdk.resources import Resource
         from opentelemetry.sdk.trace import TracerProvider
         from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor
@@ -192,6 +218,8 @@ class Tracing:
         self.tracer: Tracer = self.provider.get_tracer(INSTRUMENTATION_NAME, __version__)
         self.exporter = exporter
         self.content = content_from_env() if content is None else content
+        #: The pre-v0.1.0 GenAI names (`OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai_legacy`), else v0.1.0's.
+        self.legacy = legacy_from_env() if legacy is None else legacy
         self._on_shutdown = on_shutdown
         self._closed = False
         #: litellm model string → (provider, model), filled as models are seen (per Tracing, not global).
@@ -313,3 +341,70 @@ class Tracing:
             self._stack.close()
         finally:
             self.shutdown()
+
+
+# ---------------------------------------------------------------------- what other code may call
+
+
+def conversation_id(spec: Any) -> str:
+    """The `gen_ai.conversation.id` of a rollout: derived from its spec alone (what runs, on which
+    scenario, which sample; API keys masked), never from a clock or a random draw, so the same rollout
+    has the same id in every run and every process. 32 hex digits with an `orchestra-` prefix."""
+    import hashlib
+    import json
+
+    from orchestra.models import mask_secrets
+
+    data = mask_secrets(spec.model_dump(mode="json"))
+    digest = hashlib.sha256(json.dumps(data, sort_keys=True, separators=(",", ":"), default=str).encode()).hexdigest()
+    return f"orchestra-{digest[:32]}"
+
+
+def inject_trace_context(carrier: dict[str, str]) -> None:
+    """Put the current span's W3C trace context (`traceparent`, and `tracestate` when there is one)
+    into `carrier` (HTTP headers, an A2A message's metadata, ...), so a process that receives it can
+    parent its spans under the span running here (a delegation's `execute_tool`, say).
+
+    A no-op when tracing is off (no active `Tracing`: nothing of OpenTelemetry is imported) or when
+    no orchestra span is current."""
+    if active() is None:
+        return
+    from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
+
+    TraceContextTextMapPropagator().inject(carrier)
+
+
+def extract_trace_context(carrier: dict[str, str]) -> Any:
+    """The OpenTelemetry `Context` a `traceparent` in `carrier` names (give it as `context=` when
+    starting a span), or None when tracing is off or the carrier holds none."""
+    if active() is None or not any(k.lower() == "traceparent" for k in carrier):
+        return None
+    from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
+
+    return TraceContextTextMapPropagator().extract({k.lower(): v for k, v in carrier.items()})
+
+
+#: The MCP request a tool call arrived in (`orchestra serve`'s MCP endpoint), for its `execute_tool` span.
+_MCP_CALL: contextvars.ContextVar[dict[str, Any] | None] = contextvars.ContextVar("orchestra_tracing_mcp_call", default=None)
+
+
+@contextlib.contextmanager
+def mcp_call(*, session_id: str, request_id: str | int | None = None, protocol_version: str | None = None) -> Iterator[None]:
+    """Tool calls made inside the block arrived over MCP (`tools/call`): their `execute_tool` spans
+    carry the MCP conventions' attributes (`mcp.method.name`, `mcp.session.id`, `jsonrpc.request.id`,
+    ...). Costs one context-variable set when tracing is off."""
+    attributes: dict[str, Any] = {"mcp.method.name": "tools/call", "mcp.session.id": session_id, "network.transport": "tcp", "network.protocol.name": "http"}
+    if request_id is not None:
+        attributes["jsonrpc.request.id"] = str(request_id)
+    if protocol_version:
+        attributes["mcp.protocol.version"] = protocol_version
+    token = _MCP_CALL.set(attributes)
+    try:
+        yield
+    finally:
+        _MCP_CALL.reset(token)
+
+
+def current_mcp_call() -> dict[str, Any] | None:
+    """The MCP attributes of the tool call running here (`mcp_call`), or None."""
+    return _MCP_CALL.get()

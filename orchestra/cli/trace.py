@@ -181,7 +181,7 @@ def _describe(span: SpanRow) -> str:
             details.append(f"stop={a['orchestra.stop_reason']}")
     if op == "invoke_agent" and a.get("gen_ai.agent.name") is not None:
         details.append(f"agent={a['gen_ai.agent.name']}")
-    if op is None and "orchestra.agent.name" in a:  # a step's problem (format_error): whose, which step
+    if op in (None, "format_error") and "orchestra.agent.name" in a:  # a step's problem (format_error): whose, which step
         details.append(f"agent={a['orchestra.agent.name']}")
     if "orchestra.step" in a:
         details.append(f"step={a['orchestra.step']}")

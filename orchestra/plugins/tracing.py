@@ -13,15 +13,19 @@ Span tree of one rollout (one trace per rollout, its root never parented to a ca
              ├─ chat {model}
              └─ execute_tool {tool}
 
-Names and attributes, and where they come from. Source: the GenAI semantic conventions
-(`open-telemetry/semantic-conventions` v1.41 `docs/gen-ai/gen-ai-agent-spans.md` and
-`gen-ai-spans.md`, and `open-telemetry/semantic-conventions-genai` `gen-ai-agent-spans.md`,
-`gen-ai-events.md`, where the GenAI conventions now live; status Development):
+Names and attributes, and where they come from. Source: the GenAI semantic conventions as released
+in `open-telemetry/semantic-conventions-genai` v0.1.0 (`model/gen-ai/spans.yaml`,
+`docs/gen-ai/gen-ai-agent-spans.md`, `gen-ai-events.md`, `model/mcp/*.yaml`; status Development;
+docs/tracing.md names the commits read). `OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai_legacy`
+(`Tracing.legacy`) gives the names orchestra emitted before (semantic-conventions v1.41): the root
+with `gen_ai.workflow.name` and no `gen_ai.agent.name`, `gen_ai.agent.id` on agent spans, no MCP
+attributes, no operation on `format_error` spans.
 
-* workflow — span name `invoke_workflow {gen_ai.workflow.name}`, kind INTERNAL,
-  `gen_ai.operation.name=invoke_workflow`, `gen_ai.workflow.name` (the team's name, else the policy
-  label) and no `gen_ai.agent.name` (a workflow is not an agent: backends that group by agent
-  name would list a phantom agent named after the team). The judge's verdict is the conventions' evaluation result: a
+* workflow (the root) — v0.1.0's internal `invoke_agent` span whose operation is
+  `invoke_workflow`: span name `invoke_workflow {gen_ai.agent.name}`, kind INTERNAL,
+  `gen_ai.operation.name=invoke_workflow`, `gen_ai.agent.name` (the team's name, else the policy
+  label), `gen_ai.conversation.id` (`orchestra.tracing.conversation_id(spec)`: derived from the spec,
+  the same in every run). The judge's verdict is the conventions' evaluation result: a
   `gen_ai.evaluation.result` span event with `gen_ai.evaluation.name` (the judge: `scripted`,
   `strict`, `llm:<model>`), `gen_ai.evaluation.score.value` (the reward),
   `gen_ai.evaluation.score.label` (`pass` / `fail`) and, with content, `gen_ai.evaluation.explanation`
@@ -30,8 +34,8 @@ Names and attributes, and where they come from. Source: the GenAI semantic conve
 * agent — `invoke_agent {gen_ai.agent.name}`, INTERNAL (the conventions' in-process agent span),
   `gen_ai.operation.name=invoke_agent`, `gen_ai.provider.name`, `gen_ai.agent.name` (the agent's
   name, unique in its rollout: `main`, `Calendar`, `Calendar#2` for a second delegation to the same
-  app-agent, ...), `gen_ai.agent.id` (the agent
-  context's own id, unique per agent), `gen_ai.conversation.id` (one id per *rollout*, shared by
+  app-agent, ...), no `gen_ai.agent.id` (v0.1.0 removed it from internal agent spans: the agent
+  context's own id is `orchestra.agent.id`), `gen_ai.conversation.id` (one id per *rollout*, shared by
   every span of it), `gen_ai.request.model`, and at the end the agent's total
   `gen_ai.usage.input_tokens` / `gen_ai.usage.output_tokens`.
 * model call — `chat {gen_ai.request.model}`, CLIENT, `gen_ai.operation.name=chat`,
@@ -50,12 +54,17 @@ Names and attributes, and where they come from. Source: the GenAI semantic conve
   `gen_ai.tool.name`, `gen_ai.tool.call.id` (when the scaffold has one), `gen_ai.tool.type=function`,
   `gen_ai.tool.description`; a failed outcome sets status ERROR and `error.type` (the exception's
   class, else `tool_error`). With content: `gen_ai.tool.call.arguments` / `gen_ai.tool.call.result`
-  and the error text as the status description.
+  and the error text as the status description. A call that came over MCP (`orchestra serve`,
+  `orchestra.tracing.mcp_call`) gets the MCP conventions' attributes on the same span, as they ask
+  when a GenAI instrumentation already traces the tool: `mcp.method.name=tools/call`,
+  `mcp.session.id`, `jsonrpc.request.id`, `mcp.protocol.version`, `network.transport`,
+  `network.protocol.name`, and `error.type=tool_error` for a result with `isError`.
 * a step the model's output could not be acted on — an unknown tool or unusable arguments (the
   call never reaches a tool), an output that is no action at all, an output asked again (ARE's
   invalid-format retry) — gets a zero-length ERROR span under the agent, after the step's chat span:
   `execute_tool {name}` with `error.type` `unknown_tool` / `bad_arguments` / `refused`, or `format_error` with
-  `error.type` `format_error` / `invalid_format_retry` (`orchestra.step` is the step's index).
+  `error.type` `format_error` / `invalid_format_retry` and the custom operation name `format_error`
+  (`orchestra.step` is the step's index).
 * `error.type` on any span that ended in an error, per the conventions.
 * content (messages, arguments, results, the user's task, notification texts, the judge's
   rationale) only with `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true` or `--trace-content`.
@@ -83,27 +92,33 @@ conversation id in a context variable; anyio tasks copy the context when they st
 concurrent rollouts never see each other's spans, and the spans of one rollout nest through the
 awaits (`start_as_current_span` around the awaited inner call) — which is also how a
 delegated app-agent's `invoke_agent` lands under the `execute_tool` span that started it.
+
+`orchestra serve` drives a rollout one HTTP request at a time, each starting without that context:
+`start_served` starts the episode's root span when the session is created, `bind_served` ties it to
+the rollout, and every later span of that rollout (looked up by the agent's rollout) is parented to
+it; `rollout_closed` ends it, with the verdict when the rollout was judged.
 """
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import json
 import re
-import uuid
-from collections.abc import Awaitable, Generator
+import weakref
+from collections.abc import Awaitable, Generator, Iterator
 from dataclasses import dataclass
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from orchestra.hookspecs import hookimpl
-from orchestra.tracing import Tracing, active
+from orchestra.tracing import Tracing, active, conversation_id, current_mcp_call
 from orchestra.types import ModelRequest, ModelResponse, StepDecision, StepRecord, ToolCall, ToolOutcome
 from orchestra.views import AgentView, RolloutView
 
 if TYPE_CHECKING:  # pragma: no cover
-    from opentelemetry.trace import Span
+    from opentelemetry.trace import Span, SpanKind
 
     from orchestra.models import ModelConfig
     from orchestra.record import RolloutRecord
@@ -153,6 +168,10 @@ class _AgentTrace:
 
 
 _ROLLOUT: contextvars.ContextVar[_Rollout | None] = contextvars.ContextVar("orchestra_tracing_rollout", default=None)
+#: `orchestra serve`'s episodes: a rollout driven by one HTTP request after another, whose spans are
+#: parented to the episode's root span from here (not from a context variable, which each request
+#: starts without). Weak: an episode the server dropped takes its entry with it.
+_SERVED: weakref.WeakKeyDictionary[Any, tuple[_Rollout, Tracing]] = weakref.WeakKeyDictionary()
 
 
 # ------------------------------------------------------------------------------------ hooks
@@ -218,25 +237,11 @@ async def _traced_rollout(tracing: Tracing, spec: RolloutSpec, inner: Awaitable[
     from opentelemetry import context as otel_context
     from opentelemetry.trace import SpanKind
 
-    label = spec.team.name if spec.team is not None else spec.policy
-    state = _Rollout(conversation_id=uuid.uuid4().hex)
-    attributes: dict[str, Any] = {
-        "gen_ai.operation.name": "invoke_workflow",
-        "gen_ai.workflow.name": label,
-        "gen_ai.conversation.id": state.conversation_id,
-        "orchestra.policy": spec.policy,
-        "orchestra.scenario.id": PurePath(str(spec.scenario)).stem,
-        "orchestra.scenario.source": str(spec.scenario),
-        "orchestra.sample_index": spec.sample_index,
-        "orchestra.sim.start": 0.0,
-    }
-    if spec.team is not None:
-        attributes["orchestra.team"] = spec.team.name
-    if spec.seed is not None:
-        attributes["orchestra.seed"] = spec.seed
+    state = _Rollout(conversation_id=conversation_id(spec))
+    name, attributes = _root(tracing, spec, state)
     # An empty parent context: a new trace per rollout, whatever span the caller has open.
     with tracing.tracer.start_as_current_span(
-        f"invoke_workflow {label}",
+        name,
         context=otel_context.Context(),
         kind=SpanKind.INTERNAL,
         attributes=attributes,
@@ -254,6 +259,110 @@ async def _traced_rollout(tracing: Tracing, spec: RolloutSpec, inner: Awaitable[
             _ROLLOUT.reset(token)
         _finish_workflow(tracing, span, record)
         return record
+
+
+def _root(tracing: Tracing, spec: RolloutSpec, state: _Rollout) -> tuple[str, dict[str, Any]]:
+    """The rollout's root span: its name and attributes (v0.1.0's internal `invoke_agent` span with
+    operation `invoke_workflow` and `gen_ai.agent.name`; legacy: `gen_ai.workflow.name`)."""
+    label = spec.team.name if spec.team is not None else spec.policy
+    attributes: dict[str, Any] = {
+        "gen_ai.operation.name": "invoke_workflow",
+        ("gen_ai.workflow.name" if tracing.legacy else "gen_ai.agent.name"): label,
+        "gen_ai.conversation.id": state.conversation_id,
+        "orchestra.policy": spec.policy,
+        "orchestra.scenario.id": PurePath(str(spec.scenario)).stem,
+        "orchestra.scenario.source": str(spec.scenario),
+        "orchestra.sample_index": spec.sample_index,
+        "orchestra.sim.start": 0.0,
+    }
+    if spec.team is not None:
+        attributes["orchestra.team"] = spec.team.name
+    if spec.seed is not None:
+        attributes["orchestra.seed"] = spec.seed
+    return f"invoke_workflow {label}", attributes
+
+
+# ------------------------------------------------------------------------------ orchestra serve
+
+
+def start_served(spec: RolloutSpec, *, session_id: str) -> _Rollout | None:
+    """`orchestra serve`: start the root span of a served episode (when tracing is on), before its
+    rollout opens. Use `serving(state)` around what runs the opening, then `bind_served` once the
+    rollout exists; `end_served` ends it. None (nothing to do) when tracing is off."""
+    tracing = active()
+    if tracing is None:
+        return None
+    from opentelemetry import context as otel_context
+    from opentelemetry.trace import SpanKind
+
+    state = _Rollout(conversation_id=conversation_id(spec))
+    name, attributes = _root(tracing, spec, state)
+    attributes["orchestra.serve.session_id"] = session_id
+    state.span = tracing.tracer.start_span(name, context=otel_context.Context(), kind=SpanKind.INTERNAL, attributes=attributes)
+    return state
+
+
+@contextlib.contextmanager
+def serving(state: _Rollout | None) -> Iterator[None]:
+    """Spans made inside the block (a served episode's opening) nest under `state`'s root span."""
+    if state is None or state.span is None:
+        yield
+        return
+    from opentelemetry import context as otel_context
+    from opentelemetry.trace import set_span_in_context
+
+    token = _ROLLOUT.set(state)
+    attached = otel_context.attach(set_span_in_context(state.span))
+    try:
+        yield
+    finally:
+        otel_context.detach(attached)
+        _ROLLOUT.reset(token)
+
+
+def bind_served(state: _Rollout | None, rollout: RolloutView) -> None:
+    """The episode's rollout exists: every later span of it (one HTTP request after another) nests under `state`'s root."""
+    tracing = active()
+    if state is None or tracing is None:
+        return
+    _SERVED[rollout] = (state, tracing)
+    if state.span is not None and not state.epoch_set:
+        try:
+            session = rollout.session
+        except Exception:  # not started: no simulated clock yet
+            return
+        state.epoch_set = True
+        state.span.set_attribute("orchestra.sim.start_epoch", float(session.now - session.elapsed))
+
+
+def end_served(rollout: RolloutView | None, record: RolloutRecord | None = None, *, state: _Rollout | None = None) -> None:
+    """End a served episode's root span (idempotent): with the record's verdict when it was judged,
+    without one when the episode was closed unjudged (or failed to open: give `state`)."""
+    entry = _SERVED.pop(rollout, None) if rollout is not None else None
+    if entry is not None:
+        state = entry[0]
+    if state is None or state.span is None:
+        return
+    span, state.span = state.span, None
+    tracing = entry[1] if entry is not None else active()
+    try:
+        if record is not None and tracing is not None:
+            _finish_workflow(tracing, span, record)
+        elif rollout is not None:
+            try:
+                span.set_attribute("orchestra.sim.duration_s", float(rollout.session.elapsed))
+            except Exception:
+                pass
+    finally:
+        span.end()
+
+
+@hookimpl
+def rollout_closed(rollout: RolloutView) -> None:
+    """A served episode's rollout closed (finished, or dropped unjudged): its root span ends here,
+    with the verdict when `finish()` built a record."""
+    if _SERVED and rollout in _SERVED:
+        end_served(rollout, getattr(rollout, "record", None))
 
 
 def _finish_workflow(tracing: Tracing, span: Span, record: RolloutRecord) -> None:
@@ -297,13 +406,13 @@ async def _traced_agent(tracing: Tracing, agent: AgentView, inner: Awaitable[Non
 
     session = agent.session
     provider, model = _model_names(tracing, agent.model)
-    rollout_state = _ROLLOUT.get()
     start = session.elapsed
     attributes: dict[str, Any] = {
         "gen_ai.operation.name": "invoke_agent",
         "gen_ai.provider.name": provider,
         "gen_ai.agent.name": agent.name,
-        "gen_ai.agent.id": agent.run_id,
+        # v0.1.0 has no `gen_ai.agent.id` on internal agent spans (a hosted agent's stable id only)
+        ("gen_ai.agent.id" if tracing.legacy else "orchestra.agent.id"): agent.run_id,
         "gen_ai.request.model": model,
         "orchestra.agent.role": agent.role,
         "orchestra.agent.scaffold": agent.ledger.scaffold,
@@ -313,18 +422,11 @@ async def _traced_agent(tracing: Tracing, agent: AgentView, inner: Awaitable[Non
         attributes["orchestra.agent.parent"] = agent.parent
     if agent.app is not None:  # an Agent2Agent app-agent: the ARE app it serves
         attributes["orchestra.agent.app"] = agent.app
-    if rollout_state is not None:
-        attributes["gen_ai.conversation.id"] = rollout_state.conversation_id
-        if rollout_state.span is not None and not rollout_state.epoch_set:
-            rollout_state.epoch_set = True  # the scenario's simulated start, as epoch seconds
-            rollout_state.span.set_attribute("orchestra.sim.start_epoch", float(session.now - session.elapsed))
-    with tracing.tracer.start_as_current_span(
-        f"invoke_agent {agent.name}",
-        kind=SpanKind.INTERNAL,
-        attributes=attributes,
-        record_exception=False,
-        set_status_on_exception=False,
-    ) as span:
+    rollout_state = _ROLLOUT.get()
+    if rollout_state is not None and rollout_state.span is not None and not rollout_state.epoch_set:
+        rollout_state.epoch_set = True  # the scenario's simulated start, as epoch seconds
+        rollout_state.span.set_attribute("orchestra.sim.start_epoch", float(session.now - session.elapsed))
+    with _child_span(tracing, agent, f"invoke_agent {agent.name}", SpanKind.INTERNAL, attributes) as span:
         agent.state[STATE_KEY] = _AgentTrace(span)
         try:
             await inner
@@ -369,9 +471,6 @@ async def _traced_chat(tracing: Tracing, agent: AgentView, request: ModelRequest
         "orchestra.agent.name": agent.name,
         "orchestra.sim.start": start,
     }
-    rollout_state = _ROLLOUT.get()
-    if rollout_state is not None:
-        attributes["gen_ai.conversation.id"] = rollout_state.conversation_id
     temperature = request.temperature if request.temperature is not None else config.temperature
     if temperature is not None:
         attributes["gen_ai.request.temperature"] = float(temperature)
@@ -393,13 +492,7 @@ async def _traced_chat(tracing: Tracing, agent: AgentView, request: ModelRequest
                 attributes["server.port"] = parts.port
     if tracing.content:
         attributes["gen_ai.input.messages"] = json.dumps(_input_messages(request.messages), default=str)
-    with tracing.tracer.start_as_current_span(
-        f"chat {model}",
-        kind=SpanKind.CLIENT,
-        attributes=attributes,
-        record_exception=False,
-        set_status_on_exception=False,
-    ) as span:
+    with _child_span(tracing, agent, f"chat {model}", SpanKind.CLIENT, attributes) as span:
         try:
             response = await inner
         except BaseException as exc:
@@ -449,18 +542,12 @@ async def _traced_tool(tracing: Tracing, agent: AgentView, call: ToolCall, inner
     spec = agent.tools.get(call.name)
     if spec is not None and spec.description:
         attributes["gen_ai.tool.description"] = spec.description
-    rollout_state = _ROLLOUT.get()
-    if rollout_state is not None:
-        attributes["gen_ai.conversation.id"] = rollout_state.conversation_id
+    mcp = None if tracing.legacy else current_mcp_call()
+    if mcp is not None:  # a call that came over MCP (`orchestra serve`): the MCP conventions' attributes on the same span
+        attributes.update(mcp)
     if tracing.content:
         attributes["gen_ai.tool.call.arguments"] = json.dumps(call.arguments, default=str)
-    with tracing.tracer.start_as_current_span(
-        f"execute_tool {call.name}",
-        kind=SpanKind.INTERNAL,
-        attributes=attributes,
-        record_exception=False,
-        set_status_on_exception=False,
-    ) as span:
+    with _child_span(tracing, agent, f"execute_tool {call.name}", SpanKind.INTERNAL, attributes) as span:
         try:
             outcome = await inner
         except BaseException as exc:
@@ -472,7 +559,8 @@ async def _traced_tool(tracing: Tracing, agent: AgentView, call: ToolCall, inner
             result = outcome.output if outcome.ok else outcome.error
             span.set_attribute("gen_ai.tool.call.result", result if isinstance(result, str) else json.dumps(result, default=str))
         if not outcome.ok:
-            kind = type(outcome.exception).__name__ if outcome.exception is not None else "tool_error"
+            # an MCP `CallToolResult` with `isError`: `tool_error`, as the MCP conventions say
+            kind = type(outcome.exception).__name__ if outcome.exception is not None and mcp is None else "tool_error"
             span.set_attribute("error.type", kind)
             span.set_status(StatusCode.ERROR, (outcome.error or kind) if tracing.content else kind)
         return outcome
@@ -494,7 +582,6 @@ def _note_step_problems(tracing: Tracing, agent: AgentView, step: StepRecord) ->
             problems.append((f"execute_tool {call.name}", tool, kind, call.error))
     if step.format_error is not None:
         problems.append(("format_error", {}, "format_error", step.format_error))
-    rollout_state = _ROLLOUT.get()
     for name, extra, kind, text in problems:
         attributes: dict[str, Any] = {
             **extra,
@@ -503,11 +590,9 @@ def _note_step_problems(tracing: Tracing, agent: AgentView, step: StepRecord) ->
             "orchestra.sim.start": agent.session.elapsed,
             "orchestra.sim.duration_s": 0.0,
         }
-        if rollout_state is not None:
-            attributes["gen_ai.conversation.id"] = rollout_state.conversation_id
-        with tracing.tracer.start_as_current_span(
-            name, kind=SpanKind.INTERNAL, attributes=attributes, record_exception=False, set_status_on_exception=False
-        ) as span:
+        if not tracing.legacy:  # every span has an operation name (a custom one: no GenAI operation fits an unusable output)
+            attributes.setdefault("gen_ai.operation.name", "format_error")
+        with _child_span(tracing, agent, name, SpanKind.INTERNAL, attributes) as span:
             span.set_attribute("error.type", kind)
             span.set_status(StatusCode.ERROR, text if tracing.content else kind)
 
@@ -552,6 +637,37 @@ def _note_injected(tracing: Tracing, agent: AgentView, results: list[list[dict[s
 
 
 # ------------------------------------------------------------------------------------ helpers
+
+
+@contextlib.contextmanager
+def _child_span(tracing: Tracing, agent: AgentView, name: str, kind: SpanKind, attributes: dict[str, Any]) -> Iterator[Span]:
+    """A span of `agent`'s rollout, current for the block, with the rollout's conversation id.
+
+    Inside `orchestra run` the rollout's state is in the context and the span nests under the
+    current one. A served episode's request (`orchestra serve`) starts without either: the state
+    is looked up by the agent's rollout, and the span is parented to the episode's root span."""
+    state = _ROLLOUT.get()
+    parent = None
+    token = None
+    rollout = getattr(agent, "rollout", None) if state is None and _SERVED else None
+    if rollout is not None:
+        entry = _SERVED.get(rollout)
+        if entry is not None and entry[0].span is not None:
+            from opentelemetry.trace import set_span_in_context
+
+            state = entry[0]
+            parent = set_span_in_context(entry[0].span)
+            token = _ROLLOUT.set(state)  # spans made inside this one (a delegation's) see the state too
+    if state is not None:
+        attributes["gen_ai.conversation.id"] = state.conversation_id
+    try:
+        with tracing.tracer.start_as_current_span(
+            name, context=parent, kind=kind, attributes=attributes, record_exception=False, set_status_on_exception=False
+        ) as span:
+            yield span
+    finally:
+        if token is not None:
+            _ROLLOUT.reset(token)
 
 
 def _failed(span: Span, exc: BaseException) -> None:

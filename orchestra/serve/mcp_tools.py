@@ -24,6 +24,7 @@ from starlette.types import Receive, Scope, Send
 
 from orchestra.serve.outside_agent import OutsideAgent
 from orchestra.tool_schemas import openai_tool
+from orchestra.tracing import mcp_call
 
 SERVER_NAME = "orchestra"
 
@@ -54,8 +55,11 @@ class MCPEndpoint:
         @server.call_tool(validate_input=False)
         async def call_tool(name: str, arguments: dict[str, Any]) -> types.CallToolResult:
             served = self._served()
+            context = self.server.request_context
+            version = context.request.headers.get("mcp-protocol-version") if context.request is not None else None
             async with served.lock:
-                outcome = await served.outside.tool_call(name, arguments or {})
+                with mcp_call(session_id=served.id, request_id=context.request_id, protocol_version=version):  # the span's MCP attributes
+                    outcome = await served.outside.tool_call(name, arguments or {})
             text = (outcome.observation or "") if outcome.ok else f"ERROR: {outcome.error}"  # as the tool_calling scaffold shows a model
             return types.CallToolResult(content=[types.TextContent(type="text", text=text)], isError=not outcome.ok)
 

@@ -34,6 +34,7 @@ from orchestra.errors import OrchestraError
 from orchestra.host import Host
 from orchestra.judging.settings import JudgeConfig
 from orchestra.models import ModelConfig
+from orchestra.plugins import tracing as traced
 from orchestra.record import RolloutRecord
 from orchestra.rl.env import POLICY_MODEL, Episode, Observation, policy_team, record_info
 from orchestra.rl.selection import one_scenario
@@ -325,16 +326,25 @@ class SessionTable:
 
     async def _open_one(self, request: SessionRequest, file: ScenarioFile, spec: RolloutSpec, *, template: Any = None) -> ServedSession:
         session_id = self._new_id()
-        if request.mode == "step":
-            episode = await Episode.open(spec, host=self.host, file=file, max_turns=request.max_turns, template=template)
-            served = ServedSession(session_id, "step", request, episode.rollout, episode=episode)
-            if episode.done:
-                self._finished(served, episode.finish())
-        else:
-            rollout = await anyio.to_thread.run_sync(lambda: Rollout.open(spec, host=self.host, file=file, template=template), abandon_on_cancel=False)
-            served = ServedSession(session_id, "agent", request, rollout, outside=OutsideAgent(rollout))
-            assert served.outside is not None
-            served.outside.start()
+        # tracing: one root span per episode, from here to its end; every call of the session nests under it
+        trace = traced.start_served(spec, session_id=session_id)
+        try:
+            with traced.serving(trace):
+                if request.mode == "step":
+                    episode = await Episode.open(spec, host=self.host, file=file, max_turns=request.max_turns, template=template)
+                    served = ServedSession(session_id, "step", request, episode.rollout, episode=episode)
+                    traced.bind_served(trace, episode.rollout)
+                    if episode.done:
+                        self._finished(served, episode.finish())
+                else:
+                    rollout = await anyio.to_thread.run_sync(lambda: Rollout.open(spec, host=self.host, file=file, template=template), abandon_on_cancel=False)
+                    served = ServedSession(session_id, "agent", request, rollout, outside=OutsideAgent(rollout))
+                    traced.bind_served(trace, rollout)
+                    assert served.outside is not None
+                    served.outside.start()
+        except BaseException:
+            traced.end_served(None, state=trace)
+            raise
         self.sessions[session_id] = served
         self.counts["started"] += 1
         if served.record is not None:

@@ -1,11 +1,12 @@
-"""Integration tests against a real local model (optional; see docs/local-models.md), and against a
-real trace backend (Arize Phoenix, ``test_phoenix.py``).
+"""Integration tests against a real local model (optional; see docs/local-models.md), and against
+real trace backends (Arize Phoenix, ``test_phoenix.py``; MLflow, ``test_mlflow.py``).
 
 Everything under tests/integration except the Phoenix test is marked ``local_llm``: deselect it with
 ``-m "not local_llm"``, or run only it with ``-m local_llm``. The Phoenix test is marked ``phoenix``
 (and ``slow``): it needs ``.venv-phoenix`` (``python3.11 dev.py setup`` builds it) and skips without
 it, except in CI (``CI=true``) or with ``ORCHESTRA_REQUIRE_PHOENIX=1`` (``dev.py test`` sets it),
-where a missing Phoenix is a failure.
+where a missing Phoenix is a failure. The MLflow test likewise: marked ``mlflow`` (and ``slow``), it needs
+``.venv-mlflow`` and skips without it, except under ``CI=true`` or ``ORCHESTRA_REQUIRE_MLFLOW=1``.
 
 The model needs two optional installs, neither in the default lock: the llama.cpp runtime
 (``llama-cpp-python[server]``, compiled from source) and the six weight parts. When either is
@@ -24,13 +25,16 @@ from typing import NoReturn
 
 import pytest
 
-from orchestra_dev import local_llm, phoenix
+from orchestra_dev import local_llm, mlflow_server, phoenix
 
 REQUIRE_ENV = "ORCHESTRA_REQUIRE_LOCAL_LLM"
 REQUIRE_PHOENIX_ENV = "ORCHESTRA_REQUIRE_PHOENIX"
+REQUIRE_MLFLOW_ENV = "ORCHESTRA_REQUIRE_MLFLOW"
 HERE = Path(__file__).resolve().parent
 #: Test modules here that need Phoenix rather than the local model.
 PHOENIX_MODULES = {"test_phoenix.py"}
+#: ... and MLflow (the second trace backend).
+MLFLOW_MODULES = {"test_mlflow.py"}
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -42,6 +46,10 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
         f"phoenix: needs a real Arize Phoenix server (.venv-phoenix); skipped without it unless CI=true or {REQUIRE_PHOENIX_ENV}=1",
+    )
+    config.addinivalue_line(
+        "markers",
+        f"mlflow: needs a real MLflow tracking server (.venv-mlflow); skipped without it unless CI=true or {REQUIRE_MLFLOW_ENV}=1",
     )
     # tests/ is not a package, so pytest imports every conftest.py as the module "conftest", and importing
     # this one evicted tests/conftest.py from sys.modules. Put the top-level one back, so that a test module
@@ -60,6 +68,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if path.name in PHOENIX_MODULES:
             item.add_marker(pytest.mark.phoenix)
             item.add_marker(pytest.mark.slow)  # ~20-40 s: Phoenix's start-up dominates
+        elif path.name in MLFLOW_MODULES:
+            item.add_marker(pytest.mark.mlflow)
+            item.add_marker(pytest.mark.slow)  # ~12-30 s: the server's start-up dominates
         else:
             item.add_marker(pytest.mark.local_llm)
 
@@ -118,4 +129,26 @@ def phoenix_server() -> Iterator[phoenix.PhoenixServer]:
         pytest.skip(reason)
     with phoenix.PhoenixServer() as server:
         print(f"\nPhoenix {server.version()} up on {server.base_url} in {server.startup_seconds:.1f} s", file=sys.stderr)
+        yield server
+
+
+def mlflow_required() -> bool:
+    """As for Phoenix: in CI a missing MLflow is a failure, never a silent skip."""
+    ci = os.environ.get("CI", "").strip().lower() in ("1", "true", "yes")
+    return ci or os.environ.get(REQUIRE_MLFLOW_ENV, "").strip() == "1"
+
+
+@pytest.fixture(scope="session")
+def mlflow_tracking_server() -> Iterator[mlflow_server.MLflowServer]:
+    """One real ``mlflow server`` (from .venv-mlflow, SQLite in a temporary directory) on a free loopback port.
+
+    Stopped on teardown whatever the tests did; a server that does not come up fails with its log.
+    """
+    if mlflow_server.mlflow_executable() is None:
+        reason = f"MLflow is not installed (no {mlflow_server.venv_dir()}/bin/mlflow); install: {mlflow_server.INSTALL_COMMAND}"
+        if mlflow_required():
+            pytest.fail(f"{reason}\n(CI=true or {REQUIRE_MLFLOW_ENV}=1, so this is a failure rather than a skip)", pytrace=False)
+        pytest.skip(reason)
+    with mlflow_server.MLflowServer() as server:
+        print(f"\nMLflow {mlflow_server.MLFLOW_VERSION} up on {server.base_url} in {server.startup_seconds:.1f} s", file=sys.stderr)
         yield server

@@ -54,11 +54,24 @@ def check_team_trace(spans: list[Span]) -> dict[str, Any]:
 
     workflow = roots[0]
     assert str(workflow["name"]).startswith("invoke_workflow "), workflow["name"]
+    # semconv-genai v0.1.0: the root is an internal agent span, operation invoke_workflow, named by gen_ai.agent.name
+    root_attrs = workflow["attributes"]
+    assert root_attrs.get("gen_ai.operation.name") == "invoke_workflow" and workflow["name"] == f"invoke_workflow {root_attrs.get('gen_ai.agent.name')}"
+    assert "gen_ai.workflow.name" not in root_attrs
+    # one conversation per rollout: the root's id on every span
+    conversation = root_attrs.get("gen_ai.conversation.id")
+    assert conversation, f"no gen_ai.conversation.id on the root: {sorted(root_attrs)}"
+    strays = [s["name"] for s in spans if s["attributes"].get("gen_ai.conversation.id") != conversation]
+    assert not strays, f"spans without the rollout's conversation id {conversation!r}: {strays}"
     main_agent = _named(_children(spans, workflow), "invoke_agent ", "under the workflow span")[0]
     experts = [s for s in _children(spans, main_agent) if str(s["name"]).startswith("execute_tool ") and str(s["name"]).endswith("__expert_agent")]
     assert experts, f"no execute_tool <App>__expert_agent under the main agent: {[s['name'] for s in _children(spans, main_agent)]}"
     delegated = [(expert, agent) for expert in experts for agent in _children(spans, expert) if str(agent["name"]).startswith("invoke_agent ")]
     assert delegated, "no app-agent invoke_agent span under any <App>__expert_agent tool span"
+    for _, agent in delegated:  # v0.1.0's internal agent span: operation, name, no gen_ai.agent.id
+        attrs = agent["attributes"]
+        assert attrs.get("gen_ai.operation.name") == "invoke_agent" and agent["name"] == f"invoke_agent {attrs.get('gen_ai.agent.name')}", agent["name"]
+        assert "gen_ai.agent.id" not in attrs, agent["name"]
     expert, app_agent = delegated[0]
     below = _children(spans, app_agent)
     chats = _named(below, "chat ", f"under the app-agent span {app_agent['name']!r}")
@@ -95,7 +108,13 @@ def project(phoenix_server: PhoenixServer, monkeypatch: pytest.MonkeyPatch) -> I
     monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", phoenix_server.otlp_endpoint)
     monkeypatch.setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf")
     monkeypatch.setenv("OTEL_EXPORTER_OTLP_HEADERS", f"x-project-name={name}")
-    for var in ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_TRACES_HEADERS", "OTEL_SDK_DISABLED"):
+    for var in (
+        "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+        "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL",
+        "OTEL_EXPORTER_OTLP_TRACES_HEADERS",
+        "OTEL_SDK_DISABLED",
+        "OTEL_SEMCONV_STABILITY_OPT_IN",
+    ):
         monkeypatch.delenv(var, raising=False)
     yield name
 
@@ -164,6 +183,10 @@ def test_an_oracle_team_run_in_phoenix(phoenix_server: PhoenixServer, project: s
     kept = [s for s in kept if not s.get("parent_id") or s["parent_id"] in {k["context"]["span_id"] for k in kept}]
     with pytest.raises(AssertionError, match="no execute_tool <App>__expert_agent under the main agent"):
         check_team_trace(kept)
+    # ... nor one that a span of another conversation passes
+    stray = [{**s, "attributes": {**s["attributes"], "gen_ai.conversation.id": "another"}} if s["name"].startswith("chat ") else s for s in spans]
+    with pytest.raises(AssertionError, match="without the rollout's conversation id"):
+        check_team_trace(stray)
 
 
 def test_two_concurrent_rollouts_are_two_traces(phoenix_server: PhoenixServer, project: str, capsys: pytest.CaptureFixture[str], scenario_path: Any) -> None:
@@ -178,6 +201,7 @@ def test_two_concurrent_rollouts_are_two_traces(phoenix_server: PhoenixServer, p
         assert len(spans) == expected[record["scenario_id"]]
         check_against_record(spans, record)  # every span of the trace belongs to this rollout: tokens add up to its ledgers
         assert len({s["attributes"]["gen_ai.conversation.id"] for s in spans}) == 1
+    assert len({workflow["attributes"]["gen_ai.conversation.id"] for spans in traces.values() for workflow in spans if not workflow.get("parent_id")}) == 2
 
 
 # --- the server's start-up errors, on a stand-in executable (no Phoenix needed) ------------------------
