@@ -8,8 +8,6 @@ within the timeout, a reply that is not A2A, a dropped connection, a task that e
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -150,15 +148,11 @@ def _describe(exc: BaseException) -> str:
             return f"cannot connect ({_first_line(e)})"
         if isinstance(e, httpx.TimeoutException):
             return f"the connection timed out ({_first_line(e)})"
+    if "HTTP Error" in str(exc):
+        return f"it answered with an HTTP error ({_first_line(exc)})"
     return f"a malformed A2A reply ({_first_line(exc)})"
 
 
 async def _inject_trace(request: httpx.Request) -> None:
     for key, value in trace_headers().items():
         request.headers[key] = value
-
-
-#: For tests: what `send` is (mypy checks the protocol the driver uses).
-Sender = Callable[[str, A2AMetadata], Awaitable[str]]
-__all__ = ["INSTALL", "A2AError", "RemoteAgent", "Sender", "require_sdk", "trace_headers"]
-_ = sys

@@ -20,15 +20,14 @@ charged from what: the agent's MCP tool calls, and its model calls through the p
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
-
-import anyio
 
 from orchestra.a2a.client import A2AError, RemoteAgent, trace_headers
 from orchestra.a2a.config import A2AConfig
 from orchestra.a2a.loopback import loopback
 from orchestra.a2a.metadata import A2AMetadata
-from orchestra.agent import AgentContext
+from orchestra.agent import FINAL_ANSWER_TOOL, AgentContext
 from orchestra.rollout import Rollout
 from orchestra.serve.outside_agent import OutsideAgent
 
@@ -59,7 +58,15 @@ class RemoteOutside(OutsideAgent):
 
     async def tool_call(self, name: str, arguments: dict[str, Any]) -> Any:
         self.turn_calls.append(name)
-        return await super().tool_call(name, arguments)
+        outcome = await super().tool_call(name, arguments)
+        if name == FINAL_ANSWER_TOOL and self.agent.role != "main" and self.agent.ledger.answer is not None:
+            self._close_step()  # an app-agent's run ends at its final answer (the proxy then answers ENDED_TEXT)
+        return outcome
+
+    def _close_step(self) -> None:
+        super()._close_step()
+        if self.agent.role != "main" and self.agent.ledger.answer is not None:
+            self._run_open = False  # the `post_step` hook said RETURN: the task is answered
 
     @property
     def run_open(self) -> bool:
@@ -84,7 +91,8 @@ async def play(agent: AgentContext) -> None:
     agent.ledger.a2a = charge
     sample = rollout.spec.sample_index
     session_id = f"a2a-{agent.name}-{sample}".replace("#", "-")
-    context_id = f"orchestra-{session.scenario_id}-{sample}-{agent.name}"
+    # one A2A context per agent run (its later turns share it); unique, so a rerun starts a fresh conversation
+    context_id = f"orchestra-{session.scenario_id}-{sample}-{agent.name}-{uuid.uuid4().hex[:12]}"
     try:
         async with loopback(rollout) as lb:
             served = lb.adopt(session_id, rollout, outside)
@@ -147,5 +155,4 @@ async def _after_answer(outside: RemoteOutside, answer: str, main: bool) -> str 
         outside.close_step()
     if session.done:
         return None
-    with anyio.CancelScope(shield=True):
-        return outside._begin_run()  # idle until the user writes again (None: the scenario is over)
+    return outside._begin_run()  # idle, uncharged, until the user writes again (None: the scenario is over)

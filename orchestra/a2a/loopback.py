@@ -53,6 +53,7 @@ async def loopback(rollout: Rollout) -> AsyncIterator[Loopback]:
     config = uvicorn.Config(server.app, host="127.0.0.1", port=0, lifespan="off", log_level="warning", access_log=False, timeout_graceful_shutdown=2)
     uv = uvicorn.Server(config)
     failed: list[BaseException] = []
+    error: Exception | None = None
 
     async def serve() -> None:
         try:
@@ -73,6 +74,10 @@ async def loopback(rollout: Rollout) -> AsyncIterator[Loopback]:
         port = uv.servers[0].sockets[0].getsockname()[1]
         try:
             yield Loopback(server, f"http://127.0.0.1:{port}")
+        except Exception as exc:  # raised past the task group, not wrapped in its ExceptionGroup
+            error = exc
         finally:
             uv.should_exit = True
             uv.force_exit = True
+    if error is not None:
+        raise error

@@ -195,6 +195,16 @@ async def drop(scope: Any, receive: Any, send: Any) -> None:
     raise RuntimeError("the test agent drops the connection")
 
 
+class _Raw:
+    """A raw ASGI callable as a route's endpoint (starlette treats functions as request handlers)."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        await self.app(scope, receive, send)
+
+
 class _Traceparent:
     def __init__(self, app: Any) -> None:
         self.app = app
@@ -215,7 +225,7 @@ def app(base: str, spans: str | None) -> Starlette:
         c = card(base, name)
         handler = DefaultRequestHandler(agent_executor=executor, task_store=InMemoryTaskStore(), agent_card=c)
         routes.append(Mount(f"/{name}", routes=[*create_agent_card_routes(c), *create_jsonrpc_routes(handler, "/")]))
-    for name, endpoint in (("malformed", malformed), ("drop", drop)):
+    for name, endpoint in (("malformed", malformed), ("drop", _Raw(drop))):
         c = card(base, name)
         routes.append(Mount(f"/{name}", routes=[*create_agent_card_routes(c), Route("/", endpoint, methods=["POST"])]))
     starlette = Starlette(routes=routes)
