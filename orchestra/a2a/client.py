@@ -150,6 +150,11 @@ def _describe(exc: BaseException) -> str:
             return f"the connection timed out ({_first_line(e)})"
     if "HTTP Error" in str(exc):
         return f"it answered with an HTTP error ({_first_line(exc)})"
+    from a2a.client.errors import A2AClientError
+    from a2a.utils.errors import A2AError as ProtocolError
+
+    if isinstance(exc, ProtocolError) and not isinstance(exc, A2AClientError) and type(exc).__name__ not in ("JSONParseError", "InvalidAgentResponseError"):
+        return f"it answered with an A2A error ({_first_line(exc)})"  # the agent's own failure, well-formed
     return f"a malformed A2A reply ({_first_line(exc)})"
 
 

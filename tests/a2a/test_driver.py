@@ -89,15 +89,17 @@ def test_a_remote_agent_that_hangs_answers_garbage_or_drops_is_an_error_and_the_
         a2a_spec("starter_search_lookup", remote["malformed"]),
         a2a_spec("starter_search_lookup", remote["drop"]),
         a2a_spec("starter_search_lookup", "http://127.0.0.1:9"),  # nothing listens
+        a2a_spec("starter_search_lookup", remote["loop"], model="orchestra/no-model"),  # its proxy has no model: the agent fails
         a2a_spec("starter_search_lookup", remote["loop"]),
     ]
-    hang, malformed, drop, nobody, good = run_all(specs)
-    shown = table([hang, malformed, drop, nobody, good])
+    hang, malformed, drop, nobody, failing, good = run_all(specs)
+    shown = table([hang, malformed, drop, nobody, failing, good])
     for record, words in (
         (hang, "no answer within 1.5 s"),
         (malformed, "a malformed A2A reply"),
         (drop, "the connection dropped"),
         (nobody, "cannot read its agent card"),
+        (failing, "it answered with an A2A error"),
     ):
         assert record.status == "ERROR" and record.error is not None, shown
         assert "\n" not in record.error and record.error.startswith("A2A agent at http://127.0.0.1:") and words in record.error, shown
@@ -158,6 +160,10 @@ def test_the_a2a_request_carries_the_trace_context(remote: RemoteAgentProcess) -
     assert top[0]["trace_id"] == trace_id and top[0]["parent_span_id"] == f"{agent_span.context.span_id:016x}"  # a child of the agent span
     tools = [s for s in theirs if s["name"] == "mcp_tool"]
     assert tools and all(s["trace_id"] == trace_id and s["parent_span_id"] == top[0]["span_id"] for s in tools)
+    # orchestra's side of those calls (the loopback's MCP tool calls and proxy model calls) is in the same trace, under the agent span
+    served = [s for s in ours if s.name.startswith(("execute_tool", "chat"))]
+    assert len([s for s in served if s.name.startswith("execute_tool")]) == len(tools)
+    assert all(s.context.trace_id == agent_span.context.trace_id and s.parent is not None and s.parent.span_id == agent_span.context.span_id for s in served)
 
 
 def test_team_files_and_the_command_line_take_an_a2a_agent(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
