@@ -48,6 +48,22 @@ def trace_headers() -> dict[str, str]:
     return carrier
 
 
+def check_card(config: A2AConfig, who: str) -> None:
+    """Before a batch: the SDK is installed and the agent's card answers (an `A2AError` naming it otherwise)."""
+    require_sdk()
+    import httpx
+
+    where = f"A2A agent at {config.url} ({who})"
+    try:
+        response = httpx.get(f"{config.url}/.well-known/agent-card.json", timeout=config.connect_timeout_seconds)
+        response.raise_for_status()
+        card = response.json()
+    except Exception as exc:
+        raise A2AError(f"{where}: cannot read its agent card at /.well-known/agent-card.json ({_first_line(exc)})") from None
+    if not isinstance(card, dict) or not card.get("name"):
+        raise A2AError(f"{where}: its /.well-known/agent-card.json is no agent card")
+
+
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip()
     line = text.splitlines()[0] if text else ""

@@ -88,7 +88,7 @@ def test_a_remote_agent_that_hangs_answers_garbage_or_drops_is_an_error_and_the_
         a2a_spec("starter_search_lookup", remote["hang"], timeout=1.5),
         a2a_spec("starter_search_lookup", remote["malformed"]),
         a2a_spec("starter_search_lookup", remote["drop"]),
-        a2a_spec("starter_search_lookup", "http://127.0.0.1:9"),  # nothing listens
+        a2a_spec("starter_search_lookup", "http://127.0.0.1:9"),  # nothing listens (no preflight here: the batch API)
         a2a_spec("starter_search_lookup", remote["loop"], model="orchestra/no-model"),  # its proxy has no model: the agent fails
         a2a_spec("starter_search_lookup", remote["loop"]),
     ]
@@ -194,3 +194,15 @@ def test_without_the_sdk_the_error_names_the_extra(monkeypatch: pytest.MonkeyPat
     monkeypatch.setitem(sys.modules, "a2a.client", None)
     with pytest.raises(OrchestraError, match=r"pip install 'orchestra-agents\[a2a\]'"):
         require_sdk()
+
+
+def test_orchestra_run_agent_a2a(remote: RemoteAgentProcess, capsys: pytest.CaptureFixture[str]) -> None:
+    from orchestra.cli import main
+
+    search = str(scenario("starter_search_lookup"))
+    assert main(["run", "--agent", f"a2a:{remote['loop']}", "--model", "orchestra/oracle", "--scenarios", search]) == 0
+    out = capsys.readouterr().out
+    assert "starter_search_lookup" in out and " PASS " in out, out
+    # preflight: an agent whose card does not answer stops the batch before anything runs
+    assert main(["run", "--agent", "a2a:http://127.0.0.1:9", "--scenarios", search]) == 2
+    assert "preflight: A2A agent at http://127.0.0.1:9 (the agent under test): cannot read its agent card" in capsys.readouterr().err
