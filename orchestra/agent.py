@@ -49,6 +49,7 @@ from collections.abc import AsyncGenerator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from orchestra.a2a.config import A2AConfig
 from orchestra.are.agent_format import ARE_INVALID_FORMAT_RETRIES
 from orchestra.config import DEFAULT_MAX_STEPS, DEFAULT_SUB_AGENT_MAX_STEPS, FINAL_ANSWER_TOOL
 from orchestra.errors import OrchestraError
@@ -110,6 +111,8 @@ class AgentContext:
     last_step: StepRecord | None = field(default=None, repr=False)
     #: Model calls that failed one after the other, up to now (0 after any call that answered).
     failed_calls_in_a_row: int = 0
+    #: A remote A2A agent plays this agent (`orchestra.a2a`): its `A2AConfig`; None: orchestra's own loop.
+    a2a: A2AConfig | None = None
 
     def __post_init__(self) -> None:
         self.ledger.name, self.ledger.role, self.ledger.parent, self.ledger.app = self.name, self.role, self.parent, self.app
@@ -515,6 +518,7 @@ def make_agent(
     max_steps: int = DEFAULT_MAX_STEPS,
     tools: dict[str, ToolSpec] | None = None,
     app: str | None = None,
+    a2a: A2AConfig | None = None,
 ) -> AgentContext:
     """An agent in `rollout`: its tools (default: the session's ARE tools plus plugin-registered
     tools) shaped by the `agent_tools` hook, then its scaffold built over them."""
@@ -534,6 +538,7 @@ def make_agent(
         task=task,
         tools=base,
         app=app,
+        a2a=a2a,
     )
     agent.ledger.scaffold = scaffold
     host.hook.agent_tools(agent=agent, tools=agent.tools)
@@ -555,6 +560,7 @@ async def spawn(
     max_steps: int = DEFAULT_SUB_AGENT_MAX_STEPS,
     app: str | None = None,
     sent: str | None = None,
+    a2a: A2AConfig | None = None,
 ) -> ToolOutcome:
     """Run a sub-agent on `parent`'s session and clock until it returns; its answer is the outcome.
 
@@ -589,6 +595,7 @@ async def spawn(
         max_steps=max_steps,
         tools=tools if tools is not None else dict(parent.tools),
         app=app,
+        a2a=a2a,
     )
     label = call.name if call is not None else "spawn"
     arguments = call.arguments if call is not None else {"task": task}

@@ -136,7 +136,9 @@ class Rollout:
         self.trajectory.set_start_time(self._session.now - self._session.elapsed)
         main = self._policy.main_agent
         if main is not None:
-            self.main = make_agent(self, model=main.model, scaffold=main.scaffold, scaffold_options=main.scaffold_options, max_steps=main.max_steps)
+            self.main = make_agent(
+                self, model=main.model, scaffold=main.scaffold, scaffold_options=main.scaffold_options, max_steps=main.max_steps, a2a=main.a2a
+            )
 
     def close(self) -> None:
         """Stop the environment, give the judge back, tell plugins (`rollout_closed`). Idempotent;

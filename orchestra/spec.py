@@ -78,6 +78,8 @@ class RolloutSpec(BaseModel):
         if self.team is not None:
             return f"team:{self.team.name}"
         if self.agent is not None:
+            if self.agent.a2a is not None:
+                return f"a2a:{self.agent.a2a.url}"
             return f"{self.agent.scaffold}:{self.agent.model.model}"
         assert self.oracle is not None
         return "oracle" + (f":{self.oracle.perturbation}" if self.oracle.perturbation else "")

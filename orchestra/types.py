@@ -213,6 +213,9 @@ class AgentLedger:
     #: The ARE app an app-agent serves (Agent2Agent: its tools are that app's); None for the main
     #: agent and for generic sub-agents.
     app: str | None = None
+    #: An agent played by a remote A2A agent (`orchestra.a2a`): its URL, the messages sent, and what
+    #: the clock charged from what (its MCP tool calls, its model calls through the proxy); else None.
+    a2a: dict[str, Any] | None = None
 
 
 @dataclass

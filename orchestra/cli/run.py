@@ -10,7 +10,9 @@ from typing import Any
 
 import anyio
 import anyio.abc
+from pydantic import ValidationError
 
+from orchestra.a2a.config import A2AConfig, parse_agent_option
 from orchestra.cli._interrupt import Interrupt
 from orchestra.cli._options import (
     SOURCE_HELP,
@@ -43,6 +45,7 @@ from orchestra.runs.runner import specs_for
 from orchestra.runs.summary import format_summary, summarize
 from orchestra.scenario_files import ScenarioFile, resolve
 from orchestra.spec import AgentConfig, RolloutSpec
+from orchestra.teams.config import A2A_NO_MODEL
 
 _Spec = tuple[RolloutSpec, ScenarioFile]
 
@@ -52,12 +55,26 @@ SUMMARY = "summary.json"
 DEFAULT_MAX_CONSECUTIVE_ERRORS = 10
 
 #: The options that only shape a one-agent run; with `--team` they live in the team file.
-AGENT_ONLY = {"max_steps": "--max-steps", "constrained": "--constrained", "constrained_format": "--constrained-format", "temperature": "--temperature"}
+AGENT_ONLY = {
+    "agent": "--agent",
+    "a2a_timeout": "--a2a-timeout",
+    "max_steps": "--max-steps",
+    "constrained": "--constrained",
+    "constrained_format": "--constrained-format",
+    "temperature": "--temperature",
+}
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("run", help="run a team (--team) or one agent (--scaffold + --model) over scenarios and judge each rollout")
     p.add_argument("--team", metavar="FILE", help="a team file (orchestra/teams/shipped/*.yaml) or a shipped team's name (`orchestra teams list`)")
+    p.add_argument(
+        "--agent",
+        metavar="a2a:URL",
+        help="the agent under test is a remote A2A agent (its card at URL/.well-known/agent-card.json); --model is then its "
+        "model proxy's upstream (docs/agent2agent.md)",
+    )
+    p.add_argument("--a2a-timeout", type=float, metavar="SECONDS", help="with --agent: wall seconds the A2A agent has to answer one message (default 600)")
     p.add_argument("--scaffold", help="registered scaffold name (see `orchestra plugins`; default tool_calling); with --team: every agent's")
     p.add_argument(
         "--model",
@@ -145,14 +162,16 @@ def run(args: argparse.Namespace) -> int:
         config, team_yaml = team.config.session, team.yaml
         specs = _some(specs_for(resolve(args.scenarios, **filter_kwargs(args)), team=team.config, session=team.session, **_spec_settings(args)), args)
     else:
-        if args.model is None:
-            raise OrchestraError("give --team FILE, or --model (and --scaffold) for a one-agent run")
+        a2a = _a2a_agent(args)
+        if args.model is None and a2a is None:
+            raise OrchestraError("give --team FILE, or --model (and --scaffold) for a one-agent run, or --agent a2a:URL")
         host = Host.create()
         scaffold = args.scaffold or "tool_calling"
         agent = AgentConfig(
             scaffold=scaffold,
+            a2a=a2a,
             model=ModelConfig(
-                model=args.model,
+                model=args.model or A2A_NO_MODEL,
                 endpoint=args.endpoint,
                 api_key=args.api_key,
                 temperature=args.temperature,
@@ -243,6 +262,23 @@ def _stopped(args: argparse.Namespace, everything: list[RolloutRecord], total: i
             f"\norchestra: {why}: {len(everything)} of {total} rollout(s) finished; nothing kept (give --out DIR to keep results and resume)",
             file=sys.stderr,
         )
+
+
+def _a2a_agent(args: argparse.Namespace) -> A2AConfig | None:
+    """`--agent a2a:URL` (with `--a2a-timeout`), or None."""
+    if args.agent is None:
+        if args.a2a_timeout is not None:
+            raise OrchestraError("--a2a-timeout: only with --agent a2a:URL")
+        return None
+    try:
+        config = parse_agent_option(args.agent)
+        if args.a2a_timeout is not None:
+            config = A2AConfig(url=config.url, timeout_seconds=args.a2a_timeout)
+    except ValidationError as exc:
+        raise OrchestraError(f"--agent {args.agent!r}: {exc.errors()[0]['msg']}") from None
+    except ValueError as exc:
+        raise OrchestraError(str(exc)) from None
+    return config
 
 
 def _call_settings(args: argparse.Namespace) -> dict[str, Any]:

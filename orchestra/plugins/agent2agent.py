@@ -112,6 +112,7 @@ async def _expert_call(agent: AgentView, call: ToolCall, app: str) -> ToolOutcom
         max_steps=config.max_steps,
         app=app,
         sent=task,
+        a2a=config.a2a,
     )
     a2a.log_expert_call(
         session.env,

@@ -22,6 +22,10 @@ def agent_run(agent: AgentView) -> Awaitable[None]:
     from orchestra.agent import AgentContext, drive
 
     assert isinstance(agent, AgentContext)  # the loop only ever passes its own agents
+    if agent.a2a is not None:  # a remote A2A agent plays it (docs/agent2agent.md)
+        from orchestra.a2a.driver import play
+
+        return play(agent)
     return drive(agent)
 
 

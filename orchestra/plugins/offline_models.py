@@ -51,6 +51,8 @@ from orchestra.types import ModelRequest, ModelResponse
 from orchestra.views import AgentView
 
 PROVIDER = "orchestra"
+#: The proxy model of a remote A2A agent given none (`orchestra.teams.config.A2A_NO_MODEL`): every call fails, naming the fix.
+NO_MODEL = "no-model"
 #: The oracle variant that, for the `code` scaffold, writes all of a turn's due calls in one block (a loop).
 ORACLE_BATCH = "oracle:batch"
 #: The agent whose model call is running in this task (set around the call by `model_call`).
@@ -82,7 +84,7 @@ def _preflight(model: str) -> None:
     """Before a batch (`orchestra.runs.preflight`): the model exists, a script file parses."""
     if model.startswith("scripted:"):
         load_script(model.removeprefix("scripted:"))
-    elif model != "oracle":
+    elif model not in ("oracle", NO_MODEL):
         raise ModelSetupError(f"unknown offline model {PROVIDER}/{model}; use {PROVIDER}/oracle or {PROVIDER}/scripted:<file>")
 
 
@@ -96,6 +98,10 @@ def _answer(litellm: Any, kw: dict[str, Any]) -> Any:
         reply = oracle_reply(agent, kw["messages"], kw.get("optional_params") or {}, batch=model == ORACLE_BATCH)
     elif model.startswith("scripted:"):
         reply = scripted_reply(agent, model.removeprefix("scripted:"), kw["messages"])
+    elif model == NO_MODEL:
+        raise ModelSetupError(
+            f"{PROVIDER}/{NO_MODEL}: this A2A agent's model proxy has no upstream model; give one (`model:` beside `a2a:` in the team file, or --model)"
+        )
     else:
         raise ModelSetupError(f"unknown offline model {PROVIDER}/{model}; use {PROVIDER}/oracle, {PROVIDER}/{ORACLE_BATCH} or {PROVIDER}/scripted:<file>")
     return _fill(litellm, kw["model_response"], model, reply)

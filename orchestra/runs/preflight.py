@@ -18,6 +18,8 @@ errors each; found here it costs one line and exit status 2 before anything runs
   reply without `choices` fails the batch here, in a second, not after minutes of retries per
   step. An OpenAI-wire provider (`openai/`, `hosted_vllm/`) is asked with httpx, before litellm is
   imported; any other provider through `orchestra.models.complete`, without retries.
+* every remote A2A agent (`a2a:`, `--agent a2a:URL`) answers its agent card
+  (`URL/.well-known/agent-card.json`, within its `connect_timeout_seconds`), and `a2a-sdk` is installed.
 * A hosted provider (no endpoint) needs its API key (litellm's `validate_environment`); no request
   is sent to it (it would cost money).
 
@@ -34,6 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from orchestra.a2a.config import A2AConfig
 from orchestra.errors import OrchestraError, ScenarioError
 from orchestra.host import Host
 from orchestra.judging import script as judge_script
@@ -122,6 +125,18 @@ def preflight(batch: Sequence[tuple[RolloutSpec, ScenarioFile | None]], host: Ho
     shared = shared_ids(batch)
     if shared:
         raise PreflightError("\n".join(f"preflight: {line}" for line in shared))
+    agents: dict[str, tuple[str, A2AConfig]] = {}
+    for spec, _ in batch:
+        for who, a2a in _a2a_agents(spec):
+            agents.setdefault(a2a.url, (who, a2a))
+    if agents:
+        from orchestra.a2a.client import check_card
+
+        for who, a2a in agents.values():
+            try:
+                check_card(a2a, who)
+            except OrchestraError as exc:
+                raise PreflightError(f"preflight: {exc}") from None
     seen: set[tuple[str, str | None, str | None, tuple[tuple[str, str], ...]]] = set()
     for use in (u for spec, _ in batch for u in models_of(spec)):
         called = (use.model, use.endpoint, use.api_key, use.extra)  # one check (one test request) per model and endpoint, whoever calls it
@@ -129,6 +144,15 @@ def preflight(batch: Sequence[tuple[RolloutSpec, ScenarioFile | None]], host: Ho
             continue
         seen.add(called)
         check_model(use, host, timeout=timeout)
+
+
+def _a2a_agents(spec: RolloutSpec) -> list[tuple[str, A2AConfig]]:
+    """The remote A2A agents a spec may call: (who, config)."""
+    if spec.team is not None:
+        return [("the main agent" if label == "main" else label, s.a2a) for label, s in spec.team.agent_settings() if s.a2a is not None]
+    if spec.agent is not None and spec.agent.a2a is not None:
+        return [("the agent under test", spec.agent.a2a)]
+    return []
 
 
 def _scenario_id(file: ScenarioFile) -> str:

@@ -21,6 +21,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from orchestra.a2a.config import A2AConfig, a2a_shorthand
 from orchestra.config import DEFAULT_APP_AGENT_MAX_STEPS, DEFAULT_MAX_STEPS, SessionConfig
 from orchestra.models import ModelConfig
 
@@ -35,8 +36,13 @@ def _model_shorthand(value: Any) -> Any:
     return {"model": value} if isinstance(value, str) else value
 
 
+#: The model behind a remote A2A agent's proxy when none is given: it answers every call with an
+#: error naming the fix (the agent brings its own model, or the team / `--model` gives one).
+A2A_NO_MODEL = "orchestra/no-model"
+
+
 class AgentConfig(BaseModel):
-    """One agent: which scaffold around which model, and its step budget."""
+    """One agent: which scaffold around which model, and its step budget; or a remote A2A agent (`a2a`)."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -44,8 +50,22 @@ class AgentConfig(BaseModel):
     model: ModelConfig
     max_steps: int = Field(DEFAULT_MAX_STEPS, gt=0, description="whole-scenario step budget (ARE: 80)")
     scaffold_options: dict[str, Any] = Field(default_factory=dict)
+    a2a: A2AConfig | None = Field(
+        None,
+        exclude_if=lambda v: v is None,
+        description="a remote A2A agent plays this agent (`a2a: URL` or {url, timeout_seconds}); `model` is then the upstream of its model proxy",
+    )
 
     _shorthand = field_validator("model", mode="before")(classmethod(lambda cls, v: _model_shorthand(v)))
+    _a2a_shorthand = field_validator("a2a", mode="before")(classmethod(lambda cls, v: a2a_shorthand(v)))
+
+    @model_validator(mode="before")
+    @classmethod
+    def _a2a_model(cls, data: Any) -> Any:
+        """An A2A agent needs no model of its own: its proxy then has none (`A2A_NO_MODEL`)."""
+        if isinstance(data, dict) and data.get("a2a") is not None and data.get("model") is None:
+            return {**data, "model": A2A_NO_MODEL}
+        return data
 
 
 def expert_tool_name(app: str) -> str:
@@ -62,6 +82,9 @@ class AppAgentSettings(BaseModel):
     model: ModelConfig | None = Field(None, description="default: the main agent's model (ARE's a2a_model fallback)")
     max_steps: int | None = Field(None, gt=0, description=f"iterations per delegated task (ARE: {DEFAULT_APP_AGENT_MAX_STEPS})")
     scaffold_options: dict[str, Any] | None = None
+    a2a: A2AConfig | None = Field(
+        None, exclude_if=lambda v: v is None, description="a remote A2A agent serves this app (`a2a: URL`): it gets the task and the app's MCP tools"
+    )
     trainable: bool | None = Field(
         None,
         exclude_if=lambda v: v is None,
@@ -70,6 +93,7 @@ class AppAgentSettings(BaseModel):
     )
 
     _shorthand = field_validator("model", mode="before")(classmethod(lambda cls, v: _model_shorthand(v)))
+    _a2a_shorthand = field_validator("a2a", mode="before")(classmethod(lambda cls, v: a2a_shorthand(v)))
 
 
 def _may_be_app_agent(app: str) -> str:
@@ -164,6 +188,7 @@ class TeamConfig(BaseModel):
             model=pick("model", self.main.model),
             max_steps=pick("max_steps", DEFAULT_APP_AGENT_MAX_STEPS),
             scaffold_options=pick("scaffold_options", {}),
+            a2a=pick("a2a", None),
         )
 
     def agent_settings(self) -> Iterator[tuple[str, AgentConfig | AppAgentSettings]]:

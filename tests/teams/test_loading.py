@@ -85,12 +85,12 @@ def test_a_valid_file_loads_with_its_fallbacks(write, host):
         pytest.param("name: x\nmain:\n  model:\n", ":3: main.model: missing: every agent needs a model", id="model-null"),
         pytest.param(
             "name: x\nmain: orchestra/oracle\n",
-            ":2: main: expected a mapping (keys: scaffold, model, max_steps, scaffold_options), got 'orchestra/oracle'; e.g. main: {model: orchestra/oracle}",
+            ":2: main: expected a mapping (keys: scaffold, model, max_steps, scaffold_options, a2a), got 'orchestra/oracle'; e.g. main: {model: orchestra/oracle}",
             id="main-as-a-model-string",
         ),
         pytest.param(
             "name: x\nmain: {model: m}\napp_agents:\n  apps: all\n  defaults: tool_calling\n",
-            ":5: app_agents.defaults: expected a mapping (keys: scaffold, model, max_steps, scaffold_options, trainable), got 'tool_calling'",
+            ":5: app_agents.defaults: expected a mapping (keys: scaffold, model, max_steps, scaffold_options, a2a, trainable), got 'tool_calling'",
             id="defaults-not-a-mapping",
         ),
         pytest.param(
@@ -105,7 +105,7 @@ def test_a_valid_file_loads_with_its_fallbacks(write, host):
         ),
         pytest.param(
             "name: x\nmain:\n  model: m\n  scafold: react\n",
-            ":4: main.scafold: unknown key 'scafold'; did you mean 'scaffold'? (valid keys here: scaffold, model, max_steps, scaffold_options)",
+            ":4: main.scafold: unknown key 'scafold'; did you mean 'scaffold'? (valid keys here: scaffold, model, max_steps, scaffold_options, a2a)",
             id="typo-main",
         ),
         pytest.param(
