@@ -1,11 +1,14 @@
-"""Every performance figure of issue #20, each against its baseline measured in the same run, as one table.
+"""Every performance figure of issues #20 and #30, each against its baseline measured in the same run, as one table.
 
 | figure | what | baseline (same run) | target |
 |---|---|---|---|
 | replay | `orchestra replay SOURCE --json` (judged), whole process | ARE's own unjudged `are-benchmark run --oracle` on the same files, whole process | <= 0.5x |
 | cold start | load + preprocess + ready of the largest bundled universe, warm judge | ARE's `preprocess_scenario` (judge built inside) | <= 0.3 s |
 | env step | the environment's part of one agent step (step API: `apply` + `next_request`, the model excluded) | a raw ARE `AppTool` call | median <= 2 ms, p99 <= 10 ms |
-| concurrency | rollouts per second at N concurrent rollouts against a fixed-latency mock model on loopback | the model-bound ideal (N rollouts x steps x latency) | env share of wall <= 5 % at 256 |
+| concurrency | rollouts per second, CPU per rollout and per step, peak memory at N concurrent rollouts against a fixed-latency mock model on loopback (in a child process) | the model-bound ideal (N rollouts x steps x latency) | CPU <= 8 ms per rollout; >= 100 rollouts/s, env share <= 25 % at 256; <= 5 % at 16 |
+| warm | a session's start from a copy of the already-loaded largest universe | its cold start (the process's templates emptied) | <= 0.05 s |
+| executor | rollouts/s of 256 rollouts with `--executor process --workers N` | the same rollouts in one process | >= 1.7x |
+| client | CPU per rollout with the lean model client | the same rollouts through litellm (`ORCHESTRA_MODEL_CLIENT=litellm`) | identical records |
 | startup | `orchestra --help`, `plugins`, `teams list`, `scenarios bundled`, whole process | `python -c pass` | <= 1 s |
 
 The two whole-process figures time subprocesses from outside (wall: a monotonic clock around the
