@@ -47,8 +47,8 @@ def test_the_table_has_a_row_per_figure_with_its_baseline_and_target():
 def test_met_says_whether_each_target_is_met_and_quick_marks_every_row_a_smoke_test():
     run_all = load_run_all()
     levels = [
-        {"concurrency": n, "rollouts_per_s": 1.0, "peak_rss_growth_mb_per_rollout": 0.1, "errors": 0, "ideal_rollouts_per_s": 2.0, "env_share": share}
-        for n, share in ((8, 0.5), (256, 0.04))
+        {"concurrency": n, "rollouts_per_s": per_s, "peak_rss_growth_mb_per_rollout": 0.1, "errors": 0, "ideal_rollouts_per_s": 2.0, "env_share": share}
+        for n, share, per_s in ((8, 0.5, 1.0), (256, 0.04, 120.0))
     ]
     results = {
         "replay": {"scenarios": 1, "a_cpu_s": 27.0, "a_wall_s": 27.0, "b_cpu_s": 10.0, "b_wall_s": 10.0, "cpu_ratio": 2.7, "wall_ratio": 2.7},
@@ -91,3 +91,37 @@ def test_the_replay_figure_also_compares_the_process_executor_with_ares_pool(mon
     assert figures["process"]["cpu_ratio"] == (30.0 / 40 + 34.0 / 40) / 2 and figures["process"]["a_wall_s"] == 7.0
     rows = run_all.table({"replay": figures})
     assert rows[1][0] == "replay 1 scenario, judged, --executor process --workers 3" and rows[1][4] == "<= 0.5x"
+
+
+def test_issue_30s_figures_have_their_rows_and_targets():
+    run_all = load_run_all()
+    level = {
+        "concurrency": 256,
+        "rollouts_per_s": 31.6,
+        "peak_rss_growth_mb_per_rollout": 0.5,
+        "peak_rss_mb": 544.0,
+        "errors": 0,
+        "ideal_rollouts_per_s": 128.0,
+        "env_share": 0.75,
+        "cpu_ms_per_rollout": 23.4,
+        "cpu_ms_per_step": 5.85,
+    }
+    results = {
+        "warm": {"bytes": 2.6e6, "cold_cpu_s": 0.6, "cold_wall_s": 0.6, "warm_cpu_s": 0.04, "warm_wall_s": 0.04},
+        "concurrency": {"latency_s": 0.5, "judge_build_cpu_s": 4.0, "judge_clone_cpu_s": 0.001, "levels": [level]},
+        "executor": {
+            "rollouts": 256,
+            "workers": 2,
+            "local": {"rollouts_per_s": 30.0, "errors": 0},
+            "process": {"rollouts_per_s": 54.0, "errors": 0},
+            "speedup": 1.8,
+            "identical": True,
+        },
+        "client": {"rollouts": 64, "lean_cpu_ms": 20.0, "litellm_cpu_ms": 70.0, "ratio": 3.5, "identical": True},
+    }
+    rows = {r[0]: r for r in run_all.table(results)}
+    assert rows["256 concurrent rollouts, mock model 500 ms/call"][5] == "no"  # 31.6 rollouts/s < 100
+    assert rows["CPU per rollout (median over levels >= 8)"][1:] == ("23.4 ms", "issue 30's start: ~73-84 ms", "3.4x less", "<= 8 ms", "no")
+    assert rows["256 rollouts, --executor process --workers 2"][3:] == ("1.80x", ">= 1.7x", "yes")
+    assert rows["lean model client, 64 rollouts"][3:] == ("3.5x less", "identical records", "yes")
+    assert rows["warm start 2.6 MB universe"][4:] == ("<= 0.05 s", "yes")
