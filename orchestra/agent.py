@@ -540,7 +540,7 @@ def make_agent(
         app=app,
         a2a=a2a,
     )
-    agent.ledger.scaffold = scaffold
+    agent.ledger.scaffold = "a2a" if a2a is not None else scaffold  # a remote agent runs its own loop, not a scaffold
     host.hook.agent_tools(agent=agent, tools=agent.tools)
     agent.scaffold = factory(dict(agent.tools), ScaffoldOptions(**(scaffold_options or {})))
     agent.trace_start()  # again: its tools are shaped now

@@ -346,16 +346,21 @@ class Tracing:
 # ---------------------------------------------------------------------- what other code may call
 
 
-def conversation_id(spec: Any) -> str:
+def conversation_id(spec: Any, *, session: str | None = None) -> str:
     """The `gen_ai.conversation.id` of a rollout: derived from its spec alone (what runs, on which
     scenario, which sample; API keys masked), never from a clock or a random draw, so the same rollout
-    has the same id in every run and every process. 32 hex digits with an `orchestra-` prefix."""
+    has the same id in every run and every process. 32 hex digits with an `orchestra-` prefix.
+
+    `session`: `orchestra serve`'s session id, hashed in too — a served spec does not say which
+    outside agent plays it, so two sessions of one spec are two conversations."""
     import hashlib
     import json
 
     from orchestra.models import mask_secrets
 
     data = mask_secrets(spec.model_dump(mode="json"))
+    if session is not None:
+        data = {"spec": data, "served_session": session}
     digest = hashlib.sha256(json.dumps(data, sort_keys=True, separators=(",", ":"), default=str).encode()).hexdigest()
     return f"orchestra-{digest[:32]}"
 

@@ -36,15 +36,11 @@ def require_sdk() -> None:
 
 def trace_headers() -> dict[str, str]:
     """W3C trace context (`traceparent`) of the current span when tracing is on; nothing (and no
-    OpenTelemetry import) when it is off."""
-    from orchestra.tracing import active
-
-    if active() is None:
-        return {}
-    from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
+    OpenTelemetry import) when it is off (`orchestra.tracing.inject_trace_context`)."""
+    from orchestra.tracing import inject_trace_context
 
     carrier: dict[str, str] = {}
-    TraceContextTextMapPropagator().inject(carrier)
+    inject_trace_context(carrier)
     return carrier
 
 
@@ -123,7 +119,7 @@ class RemoteAgent:
                 async for event in self._client.send_message(request):
                     events.append(event)
         except TimeoutError:
-            raise self.fail(f"no answer within {self.config.timeout_seconds:g} s (timeout_seconds)") from None
+            raise self.fail(f"no answer within {self.config.timeout_seconds:g} s (its timeout: --a2a-timeout, or timeout_seconds in a team file)") from None
         except Exception as exc:
             raise self.fail(_describe(exc)) from None
         if not events:

@@ -31,7 +31,11 @@ class A2AConfig(BaseModel):
     def _http(cls, value: str) -> str:
         if not value.startswith(("http://", "https://")):
             raise ValueError(f"an A2A agent's URL starts with http:// or https:// (got {value!r})")
-        return value.rstrip("/")
+        value = value.rstrip("/")
+        card = "/.well-known/agent-card.json"
+        if value.endswith(card):  # the card's own URL, as a card resolver prints it: the agent is what precedes it
+            value = value[: -len(card)].rstrip("/")
+        return value
 
 
 def a2a_shorthand(value: Any) -> Any:

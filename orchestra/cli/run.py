@@ -156,7 +156,12 @@ def run(args: argparse.Namespace) -> int:
     if args.team is not None:
         agent_only = [flag for dest, flag in AGENT_ONLY.items() if getattr(args, dest) is not None]
         if agent_only:
-            raise OrchestraError(f"{' / '.join(agent_only)}: not with --team (set it in the team file: max_steps, scaffold_options, model)")
+            where = (
+                "main: {a2a: URL} or an app-agent's a2a: URL"
+                if "--agent" in agent_only or "--a2a-timeout" in agent_only
+                else "max_steps, scaffold_options, model"
+            )
+            raise OrchestraError(f"{' / '.join(agent_only)}: not with --team (set it in the team file: {where})")
         settings: dict[str, Any] = {**_call_settings(args), **({"extra": dict(TOKEN_REQUEST)} if args.token_ids else {})}
         host, team = team_from_args(args, model_settings=settings)
         config, team_yaml = team.config.session, team.yaml
@@ -270,14 +275,19 @@ def _a2a_agent(args: argparse.Namespace) -> A2AConfig | None:
         if args.a2a_timeout is not None:
             raise OrchestraError("--a2a-timeout: only with --agent a2a:URL")
         return None
+    if args.scaffold is not None:
+        raise OrchestraError("--scaffold: not with --agent a2a:URL (the remote agent runs its own loop; --model is the model its proxy calls)")
     try:
         config = parse_agent_option(args.agent)
-        if args.a2a_timeout is not None:
-            config = A2AConfig(url=config.url, timeout_seconds=args.a2a_timeout)
     except ValidationError as exc:
         raise OrchestraError(f"--agent {args.agent!r}: {exc.errors()[0]['msg']}") from None
     except ValueError as exc:
         raise OrchestraError(str(exc)) from None
+    if args.a2a_timeout is not None:
+        try:
+            config = A2AConfig(url=config.url, timeout_seconds=args.a2a_timeout)
+        except ValidationError as exc:
+            raise OrchestraError(f"--a2a-timeout {args.a2a_timeout:g}: {exc.errors()[0]['msg']}") from None
     return config
 
 

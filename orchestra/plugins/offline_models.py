@@ -99,9 +99,7 @@ def _answer(litellm: Any, kw: dict[str, Any]) -> Any:
     elif model.startswith("scripted:"):
         reply = scripted_reply(agent, model.removeprefix("scripted:"), kw["messages"])
     elif model == NO_MODEL:
-        raise ModelSetupError(
-            f"{PROVIDER}/{NO_MODEL}: this A2A agent's model proxy has no upstream model; give one (`model:` beside `a2a:` in the team file, or --model)"
-        )
+        raise ModelSetupError("this A2A agent's model proxy has no upstream model; give one (`model:` beside `a2a:` in the team file, or --model)")
     else:
         raise ModelSetupError(f"unknown offline model {PROVIDER}/{model}; use {PROVIDER}/oracle, {PROVIDER}/{ORACLE_BATCH} or {PROVIDER}/scripted:<file>")
     return _fill(litellm, kw["model_response"], model, reply)

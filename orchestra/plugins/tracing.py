@@ -295,7 +295,7 @@ def start_served(spec: RolloutSpec, *, session_id: str) -> _Rollout | None:
     from opentelemetry import context as otel_context
     from opentelemetry.trace import SpanKind
 
-    state = _Rollout(conversation_id=conversation_id(spec))
+    state = _Rollout(conversation_id=conversation_id(spec, session=session_id))
     name, attributes = _root(tracing, spec, state)
     attributes["orchestra.serve.session_id"] = session_id
     state.span = tracing.tracer.start_span(name, context=otel_context.Context(), kind=SpanKind.INTERNAL, attributes=attributes)
@@ -422,6 +422,9 @@ async def _traced_agent(tracing: Tracing, agent: AgentView, inner: Awaitable[Non
         attributes["orchestra.agent.parent"] = agent.parent
     if agent.app is not None:  # an Agent2Agent app-agent: the ARE app it serves
         attributes["orchestra.agent.app"] = agent.app
+    a2a = getattr(agent, "a2a", None)
+    if a2a is not None:  # a remote A2A agent plays it: where (its own spans, if it traces, nest under this one)
+        attributes["orchestra.agent.a2a_url"] = a2a.url
     rollout_state = _ROLLOUT.get()
     if rollout_state is not None and rollout_state.span is not None and not rollout_state.epoch_set:
         rollout_state.epoch_set = True  # the scenario's simulated start, as epoch seconds

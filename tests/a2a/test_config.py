@@ -51,3 +51,12 @@ def test_nothing_of_a2a_is_imported_until_an_a2a_agent_runs() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_the_cards_own_url_names_the_agent_and_the_options_name_themselves() -> None:
+    from orchestra.a2a.config import A2AConfig
+    from orchestra.cli import main
+
+    assert A2AConfig(url="http://127.0.0.1:9/good/.well-known/agent-card.json").url == "http://127.0.0.1:9/good"
+    assert main(["run", "--agent", "a2a:http://127.0.0.1:9", "--a2a-timeout", "0", "--scenarios", "bundled", "--no-preflight"]) != 0
+    assert main(["run", "--agent", "a2a:http://127.0.0.1:9", "--scaffold", "react", "--scenarios", "bundled", "--no-preflight"]) != 0

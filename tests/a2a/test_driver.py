@@ -152,6 +152,9 @@ def test_the_a2a_request_carries_the_trace_context(remote: RemoteAgentProcess) -
     assert record.status == "PASS"
     ours = exporter.get_finished_spans()
     agent_span = next(s for s in ours if s.name.startswith("invoke_agent"))
+    assert agent_span.attributes["orchestra.agent.a2a_url"] == remote["loop"]  # the span says a remote agent played it
+    assert agent_span.attributes["orchestra.agent.scaffold"] == "a2a"
+    assert record.result.agents[0].scaffold == "a2a"
     theirs = [json.loads(line) for line in remote.spans.read_text().splitlines()[len(before) :]]
     top = [s for s in theirs if s["name"] == "a2a_agent"]
     assert len(top) == 1, theirs

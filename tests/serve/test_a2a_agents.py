@@ -30,11 +30,8 @@ from __future__ import annotations
 
 import json
 import os
-import re
-import signal
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -47,6 +44,7 @@ from starlette.testclient import TestClient
 from orchestra.host import Host
 from orchestra.serve.app import ServeConfig, Server
 from orchestra.teams.config import EXPERT_TOOL_SUFFIX
+from support.processes import listening_url, stop
 
 try:
     import a2a.client  # noqa: F401
@@ -377,35 +375,11 @@ def served_url() -> Iterator[str]:
     repo = Path(__file__).resolve().parents[2]
     env["PYTHONPATH"] = os.pathsep.join([str(repo), *filter(None, [env.get("PYTHONPATH")])])  # this checkout's orchestra
     proc = subprocess.Popen([orchestra, "serve", "--port", "0"], stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True, env=env)
-    assert proc.stderr is not None
-    lines: list[str] = []
-    found: list[str] = []
-    ready = threading.Event()
-
-    def read() -> None:  # keeps draining stderr, so the server never blocks on a full pipe
-        assert proc.stderr is not None
-        for line in proc.stderr:
-            lines.append(line)
-            match = re.search(r"listening on (http://\S+)", line)
-            if match and not found:
-                found.append(match.group(1))
-                ready.set()
-        ready.set()
-
-    threading.Thread(target=read, daemon=True).start()
-    ready.wait(120)
-    if not found:
-        proc.kill()
-        pytest.fail("orchestra serve printed no URL:\n" + "".join(lines[-40:]))
+    url = listening_url(proc, proc.stderr, what="orchestra serve")
     try:
-        yield found[0]
+        yield url
     finally:
-        proc.send_signal(signal.SIGINT)
-        try:
-            proc.wait(30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop(proc)
 
 
 @pytest.mark.slow

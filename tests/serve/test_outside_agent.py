@@ -26,16 +26,15 @@ from __future__ import annotations
 
 import json
 import os
-import re
-import signal
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from support.processes import listening_url, stop
 
 REPO = Path(__file__).resolve().parents[2]
 AGENT_SIDE = Path(__file__).parent / "agent_side"
@@ -84,35 +83,11 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     orchestra = Path(sys.executable).parent / "orchestra"
     env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
     proc = subprocess.Popen([orchestra, "serve", "--port", "0", "--out", out], stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True, env=env)
-    assert proc.stderr is not None
-    lines: list[str] = []
-    found: list[str] = []
-    ready = threading.Event()
-
-    def read() -> None:  # keeps draining stderr, so the server never blocks on a full pipe
-        assert proc.stderr is not None
-        for line in proc.stderr:
-            lines.append(line)
-            match = re.search(r"listening on (http://\S+)", line)
-            if match and not found:
-                found.append(match.group(1))
-                ready.set()
-        ready.set()
-
-    threading.Thread(target=read, daemon=True).start()
-    ready.wait(120)
-    if not found:
-        proc.kill()
-        pytest.fail("orchestra serve printed no URL:\n" + "".join(lines[-40:]))
+    url = listening_url(proc, proc.stderr, what="orchestra serve")
     try:
-        yield found[0]
+        yield url
     finally:
-        proc.send_signal(signal.SIGINT)
-        try:
-            proc.wait(30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop(proc)
 
 
 def _play(agent_python: Path, url: str, plays: list[tuple[str, str]]) -> list[dict]:
