@@ -115,22 +115,31 @@ class MLflowServer:
     def log_tail(self) -> str:
         return log_tail(self._log_path, 6000)
 
-    def traces(self) -> list[dict[str, Any]]:
+    def create_experiment(self, name: str) -> str:
+        """A new experiment (MLflow's REST API), for a test whose traces must not meet the others'; its id."""
+        import httpx
+
+        response = httpx.post(f"{self.base_url}/api/2.0/mlflow/experiments/create", json={"name": name}, timeout=30)
+        if response.status_code != 200:
+            raise MLflowError(f"creating the experiment {name!r} failed: HTTP {response.status_code} {response.text[:500]}")
+        return str(response.json()["experiment_id"])
+
+    def traces(self, experiment: str = EXPERIMENT) -> list[dict[str, Any]]:
         """Every trace of the experiment, read with MLflow's Python client from its venv: ``trace_id``,
         ``metadata`` (``mlflow.trace.session`` among them) and ``spans`` (name, ids, span type, attributes)."""
         python = venv_dir() / "bin" / "python"
         env = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "MLFLOW_"))}
         env.update(QUIET_ENV)
-        done = subprocess.run([str(python), "-c", _QUERY, self.base_url, EXPERIMENT], capture_output=True, text=True, env=env, timeout=120)
+        done = subprocess.run([str(python), "-c", _QUERY, self.base_url, experiment], capture_output=True, text=True, env=env, timeout=120)
         if done.returncode:
             raise MLflowError(f"mlflow.search_traces failed (exit {done.returncode}): {done.stderr[-3000:]}\n--- server output (tail) ---\n{self.log_tail}")
         return list(json.loads(done.stdout))
 
-    def wait_for_traces(self, count: int, spans: int, timeout: float = 60.0) -> list[dict[str, Any]]:
+    def wait_for_traces(self, count: int, spans: int, timeout: float = 60.0, experiment: str = EXPERIMENT) -> list[dict[str, Any]]:
         """The experiment's traces once `count` traces with `spans` spans in all are stored."""
         deadline = time.monotonic() + timeout
         while True:
-            found = self.traces()
+            found = self.traces(experiment)
             if len(found) >= count and sum(len(t["spans"]) for t in found) >= spans:
                 return found
             if time.monotonic() > deadline:

@@ -8,6 +8,10 @@ What is checked is the tree Phoenix stores — workflow → main agent → ``<Ap
 app-agent → chat / execute_tool — against the command's own JSON record: token usage per chat and
 per agent, each delegation's simulated start and duration, the verdict, and one trace per rollout.
 
+A team whose Calendar app-agent is a remote A2A agent (``tests/support/a2a_agent.py``, its own process,
+exporting its own spans to the same Phoenix project over OTLP) is one trace too: the remote agent's top
+span a child of the span orchestra sent the request under (the app-agent's ``invoke_agent``).
+
 Each test writes to a project of its own (the ``x-project-name`` header Phoenix reads), so tests
 that share the session's server never see each other's spans.
 """
@@ -202,6 +206,49 @@ def test_two_concurrent_rollouts_are_two_traces(phoenix_server: PhoenixServer, p
         check_against_record(spans, record)  # every span of the trace belongs to this rollout: tokens add up to its ledgers
         assert len({s["attributes"]["gen_ai.conversation.id"] for s in spans}) == 1
     assert len({workflow["attributes"]["gen_ai.conversation.id"] for spans in traces.values() for workflow in spans if not workflow.get("parent_id")}) == 2
+
+
+def test_a_remote_a2a_app_agent_s_spans_are_in_the_rollout_s_trace_under_its_delegation(
+    phoenix_server: PhoenixServer, project: str, capsys: pytest.CaptureFixture[str], scenario_path: Any, tmp_path: Path
+) -> None:
+    pytest.importorskip("a2a", reason="the a2a extra (a2a-sdk) is not installed")
+    from orchestra.cli import main
+    from support.a2a_process import remote_agent
+
+    spans_file = tmp_path / "remote-spans.jsonl"
+    # the agent's environment has the project's OTEL_EXPORTER_OTLP_HEADERS (the `project` fixture set them)
+    with remote_agent(spans_file, otlp=phoenix_server.otlp_endpoint) as remote:
+        team = tmp_path / "team.yaml"
+        team.write_text(
+            f"name: a2a-calendar\nmain:\n  model: orchestra/oracle\napp_agents:\n  apps: all\n  overrides:\n    Calendar: {{a2a: '{remote['loop']}'}}\n"
+        )
+        code = main(["run", "--team", str(team), "--scenarios", str(scenario_path(CALENDAR)), "--json", "--trace", "otlp"])
+        [record] = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.strip()]
+        assert code == 0 and record["status"] == "PASS", record
+        theirs = [json.loads(line) for line in spans_file.read_text().splitlines()]  # what the remote agent exported
+    calendar = next(a for a in record["agents"] if a["name"] == "Calendar")
+    assert calendar["a2a"]["url"] == remote["loop"] and calendar["tool_calls"] >= 1, calendar
+    assert [s["name"] for s in theirs].count("a2a_agent") == 1 and len(theirs) == 1 + calendar["tool_calls"], theirs
+
+    spans = phoenix_server.wait_for_spans(project, expected_spans(record) + len(theirs))
+    assert len(spans) == expected_spans(record) + len(theirs), sorted(s["name"] for s in spans)
+    assert len(by_trace(spans)) == 1  # one trace: both processes' spans
+    remote_ids = {s["span_id"] for s in theirs}
+    ours = [s for s in spans if s["context"]["span_id"] not in remote_ids]
+    remotes = [s for s in spans if s["context"]["span_id"] in remote_ids]
+    assert len(remotes) == len(theirs)
+    path = check_team_trace(ours)  # orchestra's side: the team tree, one conversation id on every span
+    assert path["workflow"]["name"] == "invoke_workflow a2a-calendar"
+    [app_agent] = [s for s in ours if s["name"] == "invoke_agent Calendar"]
+    expert = next(s for s in ours if s["context"]["span_id"] == app_agent["parent_id"])
+    assert expert["name"] == "execute_tool Calendar__expert_agent" and expert["parent_id"] == path["main"]["context"]["span_id"]
+    # the remote agent under its delegation: its top span a child of the app-agent's invoke_agent (the traceparent's span),
+    # its MCP tool calls under that
+    [top] = [s for s in remotes if s["name"] == "a2a_agent"]
+    assert top["parent_id"] == app_agent["context"]["span_id"]
+    assert top["attributes"]["header_traceparent"].startswith(f"00-{app_agent['context']['trace_id']}-{app_agent['context']['span_id']}-")
+    tools = [s for s in remotes if s["name"] == "mcp_tool"]
+    assert len(tools) == calendar["tool_calls"] and all(s["parent_id"] == top["context"]["span_id"] for s in tools)
 
 
 # --- the server's start-up errors, on a stand-in executable (no Phoenix needed) ------------------------

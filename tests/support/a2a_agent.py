@@ -1,6 +1,6 @@
 """A scripted A2A agent built on `a2a-sdk`'s server, run as its own process (the tests' remote agent).
 
-    python tests/support/a2a_agent.py [--port 0] [--spans FILE]
+    python tests/support/a2a_agent.py [--port 0] [--spans FILE] [--otlp URL]
 
 prints `a2a agent: listening on http://127.0.0.1:PORT` when ready. It serves several agents, each
 under its own path with its own card (`/NAME/.well-known/agent-card.json`):
@@ -16,7 +16,10 @@ under its own path with its own card (`/NAME/.well-known/agent-card.json`):
 
 With `--spans FILE` the `/loop` agent traces with OpenTelemetry: one `a2a_agent` span per message, a
 child of the W3C `traceparent` the request carried, and one `mcp_tool` span per tool call, appended
-to FILE as JSON lines (with the `traceparent` header the HTTP request had).
+to FILE as JSON lines (with the `traceparent` header the HTTP request had). With `--otlp URL` the same
+spans also go over OTLP/HTTP (protobuf) to `URL/v1/traces` as the service `a2a-test-agent`, each as
+it ends; the standard `OTEL_EXPORTER_OTLP_HEADERS` (or `..._TRACES_HEADERS`) of its environment are
+sent with them (a Phoenix project, an MLflow experiment). Either option, or both, turns tracing on.
 """
 
 from __future__ import annotations
@@ -78,16 +81,30 @@ def _rpc_result(response: httpx.Response) -> dict[str, Any]:
     return dict(data["result"])
 
 
-class Tracer:
-    """OpenTelemetry spans of the loop agent, to a JSON-lines file (when --spans is given)."""
+#: The remote agent's OpenTelemetry service name (its spans' `service.name` in a backend).
+SERVICE_NAME = "a2a-test-agent"
 
-    def __init__(self, path: str | None) -> None:
+
+class Tracer:
+    """OpenTelemetry spans of the loop agent, to a JSON-lines file (--spans) and/or an OTLP/HTTP endpoint (--otlp)."""
+
+    def __init__(self, path: str | None, otlp: str | None = None) -> None:
         self.path = path
         self.tracer: Any = None
-        if path is None:
+        if path is None and otlp is None:
             return
+        from opentelemetry.sdk.resources import Resource
         from opentelemetry.sdk.trace import TracerProvider
         from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, SpanExportResult
+
+        provider = TracerProvider(resource=Resource.create({"service.name": SERVICE_NAME}))
+        if otlp is not None:  # each span as it ends, so a backend holds it by the time the A2A answer is back
+            from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+
+            provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter(endpoint=f"{otlp.rstrip('/')}/v1/traces")))
+        if path is None:
+            self.tracer = provider.get_tracer(SERVICE_NAME)
+            return
 
         out = path
 
@@ -110,9 +127,8 @@ class Tracer:
                         )
                 return SpanExportResult.SUCCESS
 
-        provider = TracerProvider()
         provider.add_span_processor(SimpleSpanProcessor(ToFile()))
-        self.tracer = provider.get_tracer("a2a-test-agent")
+        self.tracer = provider.get_tracer(SERVICE_NAME)
 
     def span(self, name: str, traceparent: str | None = None, **attributes: Any) -> Any:
         import contextlib
@@ -218,9 +234,9 @@ class _Traceparent:
             TRACEPARENT.reset(token)
 
 
-def app(base: str, spans: str | None) -> Starlette:
+def app(base: str, spans: str | None, otlp: str | None = None) -> Starlette:
     routes: list[Any] = []
-    tracer = Tracer(spans)
+    tracer = Tracer(spans, otlp)
     for name, executor in (("loop", LoopAgent(tracer)), ("hang", HangAgent())):
         c = card(base, name)
         handler = DefaultRequestHandler(agent_executor=executor, task_store=InMemoryTaskStore(), agent_card=c)
@@ -236,7 +252,8 @@ def app(base: str, spans: str | None) -> Starlette:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--port", type=int, default=0)
-    parser.add_argument("--spans")
+    parser.add_argument("--spans", help="append the loop agent's spans to this file as JSON lines")
+    parser.add_argument("--otlp", help="export the loop agent's spans over OTLP/HTTP to this endpoint (URL/v1/traces)")
     args = parser.parse_args()
     import socket
 
@@ -244,7 +261,7 @@ def main() -> None:
     sock.bind(("127.0.0.1", args.port))
     port = sock.getsockname()[1]
     base = f"http://127.0.0.1:{port}"
-    server = uvicorn.Server(uvicorn.Config(app(base, args.spans), log_level="error"))
+    server = uvicorn.Server(uvicorn.Config(app(base, args.spans, args.otlp), log_level="error"))
     print(f"a2a agent: listening on {base}", flush=True)
     server.run(sockets=[sock])
 
