@@ -120,7 +120,8 @@ class AgentContext:
         if not self.tools and self.scaffold is not None:
             self.tools = dict(self.scaffold.tools)
         self.rollout.register_agent(self.ledger)
-        self.trace_start()
+        if self.scaffold is not None:  # `make_agent` builds the scaffold after shaping the tools, then traces it once
+            self.trace_start()
 
     def trace_start(self) -> None:
         """Put this agent (its identity and tool table) in the rollout's trajectory."""

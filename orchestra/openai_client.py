@@ -75,14 +75,49 @@ def encoded_body(config: ModelConfig, request: ModelRequest) -> bytes:
     the `tools` list's JSON reused from the agent's previous call (`_tools_json`): a scaffold hands
     every call of an agent the same list, tens of kB of schemas that were half of each encoding."""
     body = request_body(config, request)
-    tools = body.get("tools")
-    if not isinstance(tools, list) or not tools:
-        return json.dumps(body, ensure_ascii=False).encode()
-    parts = [
-        f"{json.dumps(key, ensure_ascii=False)}: {_tools_json(tools) if key == 'tools' else json.dumps(value, ensure_ascii=False)}"
-        for key, value in body.items()
-    ]
+    parts = []
+    for key, value in body.items():
+        if key == "tools" and isinstance(value, list) and value:
+            text = _tools_json(value)
+        elif key == "messages" and isinstance(value, list):
+            text = "[" + ", ".join(_message_json(m) for m in value) + "]"
+        else:
+            text = json.dumps(value, ensure_ascii=False)
+        parts.append(f"{json.dumps(key, ensure_ascii=False)}: {text}")
     return ("{" + ", ".join(parts) + "}").encode()
+
+
+#: Messages encoded before, by id: (the message, its items, its JSON). Kept alive while cached, so
+#: no other object takes one of their ids.
+_messages_encoded: OrderedDict[int, tuple[dict[str, Any], tuple[tuple[str, str], ...], str]] = OrderedDict()
+_MESSAGES_ENCODED_MAX = 1024
+
+
+def _message_json(message: Any) -> str:
+    """`json.dumps(message, ensure_ascii=False)`, reused for a long message of string values only (a
+    system prompt: tens of kB, in every call of the agent) while it is the same dict with the same keys
+    and the very same value objects — a changed value is another string object, so a message changed
+    in place is encoded anew. Any other message is encoded each time."""
+    if type(message) is not dict or not all(type(v) is str for v in message.values()):
+        return json.dumps(message, ensure_ascii=False)
+    items = tuple(message.items())
+    if sum(len(v) for _, v in items) < 2048:  # short: encoding it is cheaper than keeping it
+        return json.dumps(message, ensure_ascii=False)
+    key = id(message)
+    with _encoded_lock:
+        entry = _messages_encoded.get(key)
+        if entry is not None and entry[0] is message and len(entry[1]) == len(items) and all(a[0] == b[0] and a[1] is b[1] for a, b in zip(entry[1], items)):
+            _messages_encoded.move_to_end(key)
+            return entry[2]
+    text = json.dumps(message, ensure_ascii=False)
+    with _encoded_lock:
+        _messages_encoded[key] = (message, items, text)
+        while len(_messages_encoded) > _MESSAGES_ENCODED_MAX:
+            _messages_encoded.popitem(last=False)
+    return text
+
+
+_encoded_lock = threading.Lock()
 
 
 #: The `tools` lists encoded last, keyed by the ids of their entries: (the entries, their JSON). The

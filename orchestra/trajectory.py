@@ -339,7 +339,11 @@ class TrajectoryRecorder:
         are_tools: Collection[str],
     ) -> None:
         """An agent starts: its identity and its tool table (told again, the table is replaced)."""
-        table = [ToolName(name=s.name, event_name=event_name(s, are_tools), app=s.app_name, app_class=s.app_class, method=s.method) for s in tools.values()]
+        # built without validation: every field is a `ToolSpec`'s string (a frozen dataclass)
+        table = [
+            ToolName.model_construct(name=s.name, event_name=event_name(s, are_tools), app=s.app_name, app_class=s.app_class, method=s.method)
+            for s in tools.values()
+        ]
         before = self._agents.get(name)
         entry = AgentTrajectory(name=name, role=role, parent=parent, app=app, task=task, model=model, scaffold=scaffold, tools=table)
         if before is not None:  # told again (its tools shaped since): what it did so far stays

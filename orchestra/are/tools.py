@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import inspect
 import threading
+import types
 from typing import Any, NamedTuple
 
 from orchestra.types import ToolArg, ToolSpec
@@ -237,7 +238,44 @@ _variadic_of = functools.lru_cache(maxsize=4096)(_variadic_uncached)
 
 
 def spec_from_app_tool(tool: Any) -> ToolSpec:
-    """A `ToolSpec` for one ARE `AppTool`; `*args`/`**kwargs` parameters are left out (see `_variadic_params`)."""
+    """A `ToolSpec` for one ARE `AppTool`; `*args`/`**kwargs` parameters are left out (see `_variadic_params`).
+
+    A tool built from its class's template (`build_agent_tools`: a plain function, the template's
+    arguments) is the same spec in every rollout of every scenario that has that app under that
+    name: it is built once per process (`_specs`, keyed by everything the spec is made of but the
+    template's arguments, which the function fixes). Any other tool is built each time."""
+    function = getattr(tool, "function", None)
+    if type(function) is not types.FunctionType or not _template_args(tool):
+        return _spec_of(tool)
+    key = (function, tool.class_name, tool.app_name, tool.name, tool._public_name, tool._public_description, tool.function_description, tool.write_operation)
+    spec = _specs.get(key)
+    if spec is None:
+        spec = _spec_of(tool)
+        with _TEMPLATES_LOCK:
+            if len(_specs) >= _SPECS_MAX:
+                _specs.clear()
+            _specs[key] = spec
+    return spec
+
+
+#: Specs of template-built tools, by what they are made of (see `spec_from_app_tool`). Bounded;
+#: its values are immutable (`ToolSpec` is frozen), so rollouts and threads share them.
+_specs: dict[tuple[Any, ...], ToolSpec] = {}
+_SPECS_MAX = 16384
+
+
+def _template_args(tool: Any) -> bool:
+    """Whether `tool`'s arguments are its class template's (copies of them, unchanged)."""
+    templates = _TEMPLATES.get(type(getattr(tool, "class_instance", None)))
+    if templates is None:
+        return False
+    for t in templates:
+        if t.function is tool.function:
+            return len(t.args) == len(tool.args) and all(a is b or a.__dict__ == b.__dict__ for a, b in zip(t.args, tool.args))
+    return False
+
+
+def _spec_of(tool: Any) -> ToolSpec:
     variadic = _variadic_params(tool)
     args = tuple(
         ToolArg(

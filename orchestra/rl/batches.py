@@ -17,11 +17,14 @@ from orchestra.models import ModelConfig
 from orchestra.openai_client import TOKEN_REQUEST
 from orchestra.record import RolloutRecord
 from orchestra.rl.env import POLICY_MODEL
-from orchestra.runs.preflight import DEFAULT_TIMEOUT
+from orchestra.runs.preflight import DEFAULT_TIMEOUT, PassedChecks
 from orchestra.runs.preflight import preflight as check_batch
 from orchestra.runs.runner import execute_all
 from orchestra.scenario_files import ScenarioFile
 from orchestra.spec import RolloutSpec
+
+#: The preflight checks this process passed (`rollouts` skips them in later batches).
+PASSED = PassedChecks()
 
 
 async def rollouts(
@@ -54,7 +57,9 @@ async def rollouts(
     `preflight` (the default) checks the batch first, as `orchestra run` does: an endpoint that
     refuses the connection or does not list its models within `preflight_timeout` seconds, a
     scenario file that cannot run, a model that does not resolve — `PreflightError`, one line,
-    before any scenario loads (otherwise every model call of every rollout retries first).
+    before any scenario loads (otherwise every model call of every rollout retries first). What
+    passed once in this process is not checked again (`PASSED`: a trainer's next step starts at
+    once; `PASSED.clear()` checks everything again).
 
     `group_size` (GRPO): each spec runs as that many members, member `i` as sample `i` (its
     sampling seed `seed + i`), all meeting the same noise unless `vary_noise`; the scenario is
@@ -87,7 +92,7 @@ async def rollouts(
     if preflight:
         host = host or Host.create()
         checked_host = host
-        await anyio.to_thread.run_sync(lambda: check_batch(batch, checked_host, timeout=preflight_timeout))
+        await anyio.to_thread.run_sync(lambda: check_batch(batch, checked_host, timeout=preflight_timeout, passed=PASSED))
     async for record in execute_all(batch, host=host, judge_pool=judge_pool, concurrency=concurrency, executor=executor, workers=workers, address=address):
         yield record
 

@@ -30,7 +30,9 @@ mid-run stops the batch at once instead of failing every remaining rollout.
 
 from __future__ import annotations
 
+import hashlib
 import logging
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -50,7 +52,7 @@ if TYPE_CHECKING:  # pragma: no cover
 if TYPE_CHECKING:  # pragma: no cover
     from orchestra.judging.settings import JudgeConfig
 
-__all__ = ["PreflightError", "check_judge", "endpoint_health", "models_of", "preflight", "shared_ids"]
+__all__ = ["PassedChecks", "PreflightError", "check_judge", "endpoint_health", "models_of", "preflight", "shared_ids"]
 
 log = logging.getLogger(__name__)
 
@@ -104,17 +106,50 @@ def models_of(spec: RolloutSpec) -> list[ModelUse]:
     return uses
 
 
-def preflight(batch: Sequence[tuple[RolloutSpec, ScenarioFile | None]], host: Host, *, timeout: float = DEFAULT_TIMEOUT) -> None:
+class PassedChecks:
+    """The checks a process already passed (`preflight(..., passed=)`): a scenario file by its bytes, a
+    model by (model, endpoint, key, extra). A trainer that runs a batch per training step
+    (`orchestra.rl.batches.rollouts`) checks each file and endpoint once, not at every step — each
+    check of an endpoint is a request to it, and a wait of one model call before the step starts.
+    A server that dies later fails the rollouts' calls instead (their retries, then `ERROR`)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._passed: set[tuple[Any, ...]] = set()
+
+    def __contains__(self, key: tuple[Any, ...]) -> bool:
+        with self._lock:
+            return key in self._passed
+
+    def add(self, key: tuple[Any, ...]) -> None:
+        with self._lock:
+            self._passed.add(key)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._passed.clear()
+
+
+def preflight(
+    batch: Sequence[tuple[RolloutSpec, ScenarioFile | None]], host: Host, *, timeout: float = DEFAULT_TIMEOUT, passed: PassedChecks | None = None
+) -> None:
     """Check the batch (see the module doc); raise `PreflightError` with the first problem, or
-    with every bad scenario file at once (one line each, then their count)."""
+    with every bad scenario file at once (one line each, then their count). `passed`: checks
+    already passed are skipped, and the ones passed now are added (see `PassedChecks`)."""
     seen_files: set[str] = set()
     bad: list[str] = []
+    checked: list[tuple[Any, ...]] = []
     for spec, file in batch:
         file = file or ScenarioFile(spec.scenario)
         key = str(file.path)
         if key in seen_files:
             continue
         seen_files.add(key)
+        if passed is not None:
+            known = ("file", key, hashlib.sha256(file.text.encode()).hexdigest())
+            if known in passed:
+                continue
+            checked.append(known)
         problem = _scenario_problem(file)
         if problem is not None:
             bad.append(problem)
@@ -140,10 +175,15 @@ def preflight(batch: Sequence[tuple[RolloutSpec, ScenarioFile | None]], host: Ho
     seen: set[tuple[str, str | None, str | None, tuple[tuple[str, str], ...]]] = set()
     for use in (u for spec, _ in batch for u in models_of(spec)):
         called = (use.model, use.endpoint, use.api_key, use.extra)  # one check (one test request) per model and endpoint, whoever calls it
-        if called in seen:
+        if called in seen or (passed is not None and ("model", *called) in passed):
             continue
         seen.add(called)
         check_model(use, host, timeout=timeout)
+        if passed is not None:
+            passed.add(("model", *called))
+    if passed is not None:
+        for known in checked:
+            passed.add(known)
 
 
 def _a2a_agents(spec: RolloutSpec) -> list[tuple[str, A2AConfig]]:

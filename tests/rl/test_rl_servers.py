@@ -8,7 +8,7 @@ import anyio
 import pytest
 
 from orchestra.rl import EnvConfig
-from orchestra.rl.batches import rollouts
+from orchestra.rl.batches import PASSED, rollouts
 from orchestra.runs.preflight import PreflightError
 from orchestra_dev.mock_openai import MockServer
 from support.helpers import scenario
@@ -31,6 +31,23 @@ def test_batched_rollouts_run_against_an_openai_compatible_server(judge_pool):
     calendar = next(r for r in records if r.scenario_id == "starter_execution_calendar")
     assert calendar.result is not None and calendar.result.reward == 0.0  # three reads, none of the writes: the judge says no
     assert server.requests == 1 + sum(r.result.model_calls for r in records)  # the preflight's one-token test request, then the agents'
+
+
+def test_a_trainers_next_batch_is_not_preflighted_again(judge_pool):
+    specs = [EnvConfig(max_steps=1).spec(scenario("starter_search_lookup"))]
+
+    async def go(server: MockServer) -> list:
+        return [r async for r in rollouts(specs, server.base_url, model="mock-policy-again", judge_pool=judge_pool)]
+
+    with MockServer(latency=0.0) as server:
+        first = anyio.run(go, server)
+        after_first = server.requests
+        second = anyio.run(go, server)
+        assert server.requests - after_first == sum(r.result.model_calls for r in second if r.result)  # no test request this time
+        assert after_first == 1 + sum(r.result.model_calls for r in first if r.result)
+        PASSED.clear()  # forget: the next batch checks the endpoint again
+        anyio.run(go, server)
+        assert server.requests - after_first == 2 * sum(r.result.model_calls for r in second if r.result) + 1
 
 
 def test_batched_rollouts_against_a_dead_endpoint_fail_at_once_in_one_line(judge_pool):

@@ -11,6 +11,7 @@ from orchestra.errors import OrchestraError
 from orchestra.host import Host
 from orchestra.record import RolloutRecord
 from orchestra.rollout import execute
+from orchestra.runs.collector import batch_collection, rollout_finished
 from orchestra.runs.executors import Batch
 from orchestra.scenario_files import ScenarioFile
 from orchestra.spec import RolloutSpec
@@ -25,9 +26,16 @@ class LocalExecutor:
     in_process = True
 
     async def run(self, batch: Batch, *, host: Host, judge_pool: JudgePool | None, concurrency: int) -> AsyncIterator[RolloutRecord]:
+        with batch_collection(concurrency):
+            async for record in self._run(batch, host=host, judge_pool=judge_pool, concurrency=concurrency):
+                yield record
+
+    async def _run(self, batch: Batch, *, host: Host, judge_pool: JudgePool | None, concurrency: int) -> AsyncIterator[RolloutRecord]:
         if concurrency <= 1:
             for spec, file in batch:
-                yield await execute(spec, host=host, judge_pool=judge_pool, file=file)
+                record = await execute(spec, host=host, judge_pool=judge_pool, file=file)
+                rollout_finished()
+                yield record
             return
         send, receive = anyio.create_memory_object_stream[RolloutRecord](max_buffer_size=concurrency)
         limiter = anyio.CapacityLimiter(concurrency)
@@ -35,6 +43,7 @@ class LocalExecutor:
         async def worker(spec: RolloutSpec, file: ScenarioFile | None) -> None:
             async with limiter:
                 record = await execute(spec, host=host, judge_pool=judge_pool, file=file)
+            rollout_finished()
             await send.send(record)
 
         async def feed() -> None:
