@@ -1,7 +1,7 @@
 """A fixed-latency OpenAI-compatible chat server on loopback (dev-only: benchmarks and tests).
 
-`POST /v1/chat/completions` waits `latency` seconds (an asyncio sleep: many requests overlap, as on
-a real server), then answers one tool call: the first of the request's tools whose name ends with
+`POST /v1/chat/completions` answers `latency` seconds after the request came (an asyncio sleep: many
+requests overlap, as on a real server; the time the mock took to read it included), then answers one tool call: the first of the request's tools whose name ends with
 one of `prefer` (a read, so an episode goes on until `max_turns`), else the first tool; with no
 tools, the text `answer`. Usage is reported (`prompt_tokens` ~ characters of `render_chat` / 4, 20 completion
 tokens) unless `usage=False`. `GET /v1/models` lists one model. Run it in a thread with
@@ -136,9 +136,12 @@ class MockServer:
         return out
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
+        # `latency` from the request's arrival: however long reading a burst of requests took, each
+        # is answered `latency` after it came (the mock's own CPU is not the model's latency)
+        due = asyncio.get_running_loop().time() + self.latency
         body = await request.json()
         self.requests += 1
-        await asyncio.sleep(self.latency)
+        await asyncio.sleep(max(0.0, due - asyncio.get_running_loop().time()))
         if self.fault is not None and self.requests > self.healthy:
             return await self._broken(request, body)
         return web.json_response(self.reply(body))
