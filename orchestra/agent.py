@@ -317,7 +317,7 @@ async def _loop(agent: AgentContext) -> AsyncGenerator[ModelRequest, ModelRespon
                 break
             if agent.steps >= agent.max_steps:
                 if agent.is_main:
-                    await _answer_max_iterations(agent)
+                    await answer_max_iterations(agent)
                     decision = StepDecision.END_TURN
                 else:
                     agent.stop_reason, decision = "step_budget", StepDecision.STOP
@@ -469,8 +469,9 @@ async def _act(agent: AgentContext, action: Action) -> tuple[list[ToolCall], lis
     return calls, outcomes, action.format_error
 
 
-async def _answer_max_iterations(agent: AgentContext) -> None:
-    """ARE's Gaia2 termination at the budget: tell the user through the real tool, end the turn."""
+async def answer_max_iterations(agent: AgentContext) -> None:
+    """ARE's Gaia2 termination at the budget: tell the user through the real tool (the caller ends
+    the turn). Also the A2A driver's, for a remote agent that spent its budget (`orchestra.a2a.driver`)."""
     call = ToolCall(name=SEND_TO_USER_TOOL, arguments={"content": f"Max iterations ({agent.max_steps}) reached. Stopping."}, id="max-iterations")
     t_start = agent.session.elapsed
     outcome = await agent.host.hook.tool_call(agent=agent, call=call)

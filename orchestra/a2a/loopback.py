@@ -1,9 +1,14 @@
 """A loopback `orchestra serve` for one remote agent's run: its MCP tools and model proxy, in process.
 
-The rollout's own event loop serves it (uvicorn on 127.0.0.1, a free port), so the remote agent's
-tool calls and model calls land in the same `OutsideAgent` path an agent-mode session uses: the
-`tool_call` and `model_call` hooks, the simulated clock, ARE's event log. One per agent run (the
-main agent's whole rollout, or one delegated task), gone when it ends.
+The rollout's own event loop serves it (uvicorn on a free port), so the remote agent's tool calls
+and model calls land in the same `OutsideAgent` path an agent-mode session uses: the `tool_call`
+and `model_call` hooks, the simulated clock, ARE's event log. One per agent run (the main agent's
+whole rollout, or one delegated task), gone when it ends.
+
+It listens on 127.0.0.1 by default, and the URLs the agent is given name 127.0.0.1: an agent on the
+same machine (and network namespace) reaches them, one in a container or on another machine does
+not. `A2AConfig.listen_host` (e.g. 0.0.0.0) and `advertise_host` (the name the agent reaches this
+machine by) change that; whoever reaches the port can then call the session's tools and model.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from dataclasses import dataclass
 
 import anyio
 
+from orchestra.a2a.config import DEFAULT_LISTEN_HOST
 from orchestra.errors import OrchestraError
 from orchestra.rollout import Rollout
 from orchestra.serve.app import ServeConfig, Server
@@ -26,7 +32,7 @@ START_SECONDS = 30.0
 
 @dataclass
 class Loopback:
-    """The running server and its base URL (`http://127.0.0.1:PORT`)."""
+    """The running server and its base URL as the agent is given it (`http://127.0.0.1:PORT` by default)."""
 
     server: Server
     base_url: str
@@ -44,13 +50,14 @@ class Loopback:
 
 
 @asynccontextmanager
-async def loopback(rollout: Rollout) -> AsyncIterator[Loopback]:
-    """A loopback server on this event loop for the enclosed block (its sessions are never judged
-    through it: the rollout finishes itself)."""
+async def loopback(rollout: Rollout, *, listen_host: str = DEFAULT_LISTEN_HOST, advertise_host: str | None = None) -> AsyncIterator[Loopback]:
+    """A loopback server on this event loop for the enclosed block, listening on `listen_host`, its
+    URLs naming `advertise_host` (default: `listen_host`). Its sessions are never judged through it:
+    the rollout finishes itself."""
     import uvicorn
 
     server = Server(ServeConfig(port=0, idle_timeout=1e9), host=rollout.host)
-    config = uvicorn.Config(server.app, host="127.0.0.1", port=0, lifespan="off", log_level="warning", access_log=False, timeout_graceful_shutdown=2)
+    config = uvicorn.Config(server.app, host=listen_host, port=0, lifespan="off", log_level="warning", access_log=False, timeout_graceful_shutdown=2)
     uv = uvicorn.Server(config)
     failed: list[BaseException] = []
     error: Exception | None = None
@@ -72,8 +79,9 @@ async def loopback(rollout: Rollout) -> AsyncIterator[Loopback]:
             uv.should_exit = True
             raise OrchestraError(f"the A2A loopback server did not start within {START_SECONDS:g} s ({failed[0] if failed else 'no error'})")
         port = uv.servers[0].sockets[0].getsockname()[1]
+        host = advertise_host or listen_host
         try:
-            yield Loopback(server, f"http://127.0.0.1:{port}")
+            yield Loopback(server, f"http://{f'[{host}]' if ':' in host else host}:{port}")
         except Exception as exc:  # raised past the task group, not wrapped in its ExceptionGroup
             error = exc
         finally:

@@ -45,6 +45,7 @@ from orchestra.runs.runner import specs_for
 from orchestra.runs.summary import format_summary, summarize
 from orchestra.scenario_files import ScenarioFile, resolve
 from orchestra.spec import AgentConfig, RolloutSpec
+from orchestra.teams.catalog import team_path
 from orchestra.teams.config import A2A_NO_MODEL
 
 _Spec = tuple[RolloutSpec, ScenarioFile]
@@ -183,8 +184,10 @@ def run(args: argparse.Namespace) -> int:
                 extra=dict(TOKEN_REQUEST) if args.token_ids else {},
                 **_call_settings(args),
             ),
-            max_steps=args.max_steps if args.max_steps is not None else DEFAULT_MAX_STEPS,
-            scaffold_options={"constrained": bool(args.constrained), "constrained_format": args.constrained_format or "llama_cpp.server"},
+            max_steps=args.max_steps if args.max_steps is not None else DEFAULT_MAX_STEPS,  # an A2A agent's too (docs/agent2agent.md: its steps)
+            scaffold_options={}
+            if a2a is not None
+            else {"constrained": bool(args.constrained), "constrained_format": args.constrained_format or "llama_cpp.server"},
         )
         host.scaffold(scaffold)  # fail early on an unknown scaffold
         config = session_config(args)
@@ -192,7 +195,7 @@ def run(args: argparse.Namespace) -> int:
     executor = executor_of(args, host)  # options that do not fit the executor fail before anything loads
     host.judge_builder(config.judge.mode)  # fail early on an unknown judge
     if not args.no_preflight:
-        preflight(specs, host, timeout=args.preflight_timeout)
+        preflight(specs, host, timeout=args.preflight_timeout, team_file=str(team_path(args.team)) if args.team is not None else None)
     return _run_batch(args, specs, host, executor, team_yaml)
 
 
@@ -275,13 +278,16 @@ def _a2a_agent(args: argparse.Namespace) -> A2AConfig | None:
         if args.a2a_timeout is not None:
             raise OrchestraError("--a2a-timeout: only with --agent a2a:URL")
         return None
-    if args.scaffold is not None:
-        raise OrchestraError("--scaffold: not with --agent a2a:URL (the remote agent runs its own loop; --model is the model its proxy calls)")
+    scaffold_flags = [
+        flag for flag, given in (("--scaffold", args.scaffold), ("--constrained", args.constrained), ("--constrained-format", args.constrained_format)) if given
+    ]
+    if scaffold_flags:
+        raise OrchestraError(
+            f"{' / '.join(scaffold_flags)}: not with --agent a2a:URL (the remote agent runs its own loop; --model is the model its proxy calls)"
+        )
     try:
         config = parse_agent_option(args.agent)
-    except ValidationError as exc:
-        raise OrchestraError(f"--agent {args.agent!r}: {exc.errors()[0]['msg']}") from None
-    except ValueError as exc:
+    except ValueError as exc:  # one line naming the option (a pydantic error included)
         raise OrchestraError(str(exc)) from None
     if args.a2a_timeout is not None:
         try:

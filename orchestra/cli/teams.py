@@ -30,9 +30,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def describe_agent(agent: AgentConfig) -> str:
-    """`react openai/gpt-4o` (+ endpoint when set)."""
-    text = f"{agent.scaffold} {agent.model.model}"
-    return text + (f" @ {agent.model.endpoint}" if agent.model.endpoint else "")
+    """`react openai/gpt-4o` (+ endpoint when set); a remote A2A agent: `a2a URL` (+ its proxy's
+    model when it has one: `model proxy openai/gpt-4o`)."""
+    from orchestra.teams.config import A2A_NO_MODEL
+
+    endpoint = f" @ {agent.model.endpoint}" if agent.model.endpoint else ""
+    if agent.a2a is not None:
+        proxy = f" (model proxy: {agent.model.model}{endpoint})" if agent.model.model != A2A_NO_MODEL else ""
+        return f"a2a {agent.a2a.url}{proxy}"
+    return f"{agent.scaffold} {agent.model.model}{endpoint}"
 
 
 def summary(team: TeamConfig) -> str:
@@ -48,7 +54,7 @@ def summary(team: TeamConfig) -> str:
             else ("all apps" if a2a.apps == "all" else ", ".join(a2a.apps or []) or "none (apps: [] replaces no app)")
         )
         d = a2a.defaults
-        inherited = d.model is None and d.scaffold is None
+        inherited = d.model is None and d.scaffold is None and d.a2a is None and team.main.a2a is None  # an A2A main's loop is not inherited
         agents = "as main" if inherited else describe_agent(team.app_agent("(defaults)"))
         parts.append(f"app-agents: {which} -> {agents}")
         if a2a.overrides:

@@ -131,11 +131,17 @@ class PassedChecks:
 
 
 def preflight(
-    batch: Sequence[tuple[RolloutSpec, ScenarioFile | None]], host: Host, *, timeout: float = DEFAULT_TIMEOUT, passed: PassedChecks | None = None
+    batch: Sequence[tuple[RolloutSpec, ScenarioFile | None]],
+    host: Host,
+    *,
+    timeout: float = DEFAULT_TIMEOUT,
+    team_file: str | None = None,
+    passed: PassedChecks | None = None,
 ) -> None:
     """Check the batch (see the module doc); raise `PreflightError` with the first problem, or
-    with every bad scenario file at once (one line each, then their count). `passed`: checks
-    already passed are skipped, and the ones passed now are added (see `PassedChecks`)."""
+    with every bad scenario file at once (one line each, then their count). `team_file`: the file
+    the batch's team came from (`--team`), named with the team's fields in the problems. `passed`:
+    checks already passed are skipped, and the ones passed now are added (see `PassedChecks`)."""
     seen_files: set[str] = set()
     bad: list[str] = []
     checked: list[tuple[Any, ...]] = []
@@ -162,7 +168,7 @@ def preflight(
         raise PreflightError("\n".join(f"preflight: {line}" for line in shared))
     agents: dict[str, tuple[str, A2AConfig]] = {}
     for spec, _ in batch:
-        for who, a2a in _a2a_agents(spec):
+        for who, a2a in _a2a_agents(spec, team_file):
             agents.setdefault(a2a.url, (who, a2a))
     if agents:
         from orchestra.a2a.client import check_card
@@ -186,10 +192,14 @@ def preflight(
             passed.add(known)
 
 
-def _a2a_agents(spec: RolloutSpec) -> list[tuple[str, A2AConfig]]:
-    """The remote A2A agents a spec may call: (who, config)."""
+def _a2a_agents(spec: RolloutSpec, team_file: str | None = None) -> list[tuple[str, A2AConfig]]:
+    """The remote A2A agents a spec may call: (who, config); a team's named by their field (`main`,
+    `app_agents.overrides.Calendar`), in `team_file` when given."""
     if spec.team is not None:
-        return [("the main agent" if label == "main" else label, s.a2a) for label, s in spec.team.agent_settings() if s.a2a is not None]
+        where = f" in {team_file}" if team_file is not None else f" of team {spec.team.name!r}"
+        return [
+            (f"the main agent, main{where}" if label == "main" else f"{label}{where}", s.a2a) for label, s in spec.team.agent_settings() if s.a2a is not None
+        ]
     if spec.agent is not None and spec.agent.a2a is not None:
         return [("the agent under test", spec.agent.a2a)]
     return []

@@ -99,7 +99,12 @@ def agent_card(served: ServedSession, app: str, base: str) -> Any:
         )
         for spec in tools
     ]
-    model = f" Runs orchestra's app-agent ({config.scaffold}, {config.model.model}) on the session's simulated clock." if config is not None else ""
+    if config is None:
+        model = ""
+    elif config.a2a is not None:  # the team hands this app to a remote A2A agent: orchestra relays to it
+        model = f" Delegates to the remote A2A agent at {config.a2a.url}, its tools and model proxy on the session's simulated clock."
+    else:
+        model = f" Runs orchestra's app-agent ({config.scaffold}, {config.model.model}) on the session's simulated clock."
     return AgentCard(
         name=f"{app} expert",
         description=f"The {app} app's expert in session {served.id} ({served.rollout.session.scenario_id}).{model}\n\n{expert.description.strip()}",

@@ -107,7 +107,14 @@ class SessionRequest(BaseModel):
         index = self.sample_index if sample_index is None else sample_index
         common: dict[str, Any] = dict(scenario=str(file.path), session=session, seed=self.seed, sample_index=index, noise_index=noise_index)
         if self.team is not None:
-            return RolloutSpec(team=policy_team(team_config(self.team), agent), **common)
+            team = team_config(self.team)
+            if team.main.a2a is not None:  # the session's main agent is the client's or the outside agent's, never the file's
+                raise OrchestraError(
+                    f"POST /sessions: team {self.team!r} has a remote A2A main agent (main: {{a2a: {team.main.a2a.url}}}), which a served "
+                    "session does not take (its main agent is the client's policy or the outside agent): use a team whose main is "
+                    "orchestra's, or `orchestra run --team` to run the A2A agent"
+                )
+            return RolloutSpec(team=policy_team(team, agent), **common)
         return RolloutSpec(agent=agent, **common)
 
 

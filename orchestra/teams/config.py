@@ -216,12 +216,14 @@ class TeamConfig(BaseModel):
 
     def with_overrides(self, *, model: ModelConfig | str | None = None, scaffold: str | None = None) -> TeamConfig:
         """This team with every agent's model and/or scaffold replaced (`orchestra run --team F --model M`):
-        e.g. a heterogeneous team with its models swapped for `orchestra/oracle`, run offline."""
+        e.g. a heterogeneous team with its models swapped for `orchestra/oracle`, run offline. A remote
+        A2A agent keeps its own loop: only its model (its proxy's upstream) is replaced."""
         if model is None and scaffold is None:
             return self
         model_config = ModelConfig(model=model) if isinstance(model, str) else model
         agent_update = {k: v for k, v in (("model", model_config), ("scaffold", scaffold)) if v is not None}
-        return self.map_agents(lambda settings: settings.model_copy(update=agent_update))
+        remote_update = {k: v for k, v in agent_update.items() if k != "scaffold"}
+        return self.map_agents(lambda settings: settings.model_copy(update=remote_update if settings.a2a is not None else agent_update))
 
     def app_agent_apps(self, app_names: Sequence[str], seed: int) -> list[str]:
         """The apps of one scenario that become app-agents (see `AppAgentsConfig.select`)."""

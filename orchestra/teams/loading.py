@@ -16,7 +16,8 @@ What is checked, in order (a later stage runs only when the earlier ones passed)
 4. names that only exist at run time: every scaffold (main, defaults, overrides) must be one the
    caller says is registered (`scaffolds`: the command line gives those of the host it builds with
    the team's plugins); every app name (in `apps` and `overrides`) must be one ARE knows
-   (`orchestra.are.app_names.known_app_names`);
+   (`orchestra.are.app_names.known_app_names`); an agent played by a remote A2A agent (`a2a:`)
+   takes no `scaffold` or `scaffold_options` (it runs its own loop: they would be ignored);
 5. secrets: `${VAR}` references are kept verbatim in the config (so outputs show the reference,
    never the value) and listed with their position; they are expanded only where a model is
    called (`orchestra.models.complete`). Unset variables are reported, not raised: `teams check`
@@ -197,7 +198,7 @@ def read_team(path: str | Path, *, scaffolds: ScaffoldNames | None = None) -> Te
             why = "; ".join(line.strip() for line in str(exc).splitlines() if line.strip())  # pluggy's messages span lines
             raise TeamError([f"{where.at(('plugins',))}: plugins: the host could not be built with this team's plugins: {why}"]) from None
         problems = _scaffold_problems(config, registered, where)
-    problems += _app_problems(config, where) + _ref_problems(node, where)
+    problems += _a2a_problems(config, where) + _app_problems(config, where) + _ref_problems(node, where)
     if problems:
         raise TeamError(_by_line(problems, path))
     secrets = [SecretRef(var, _fmt(loc), positions.get(loc)) for loc, var in _node_refs(node)]
@@ -364,9 +365,13 @@ def _schema_problems(exc: ValidationError, where: _Locator) -> list[str]:
     errors = exc.errors()
     # a key missing because it is misspelt (`mian:`) is reported once, as the misspelling
     typos = {(tuple(e["loc"][:-1]), str(e["loc"][-1])) for e in errors if e["type"] == "extra_forbidden"}
+    # an agent whose `a2a:` is misspelt (`a2aa:`) needs no model: only the misspelling is reported
+    a2a_typos = {parent for parent, key in typos if difflib.get_close_matches(key, _valid_keys(parent), n=1, cutoff=0.6) == ["a2a"]}
     for err in errors:
         loc = tuple(err["loc"])
         if err["type"] == "missing" and any(parent == loc[:-1] and difflib.get_close_matches(str(loc[-1]), [key], n=1, cutoff=0.6) for parent, key in typos):
+            continue
+        if err["type"] == "missing" and loc[-1:] == ("model",) and loc[:-1] in a2a_typos:
             continue
         found, node, complete = where.resolve(loc)
         if found and found[-1] == "apps" and isinstance(err.get("input"), list) and any(str(el).startswith("literal[") for el in loc):
@@ -461,6 +466,28 @@ def _scaffold_problems(config: TeamConfig, registered: Collection[str], where: _
     return [
         f"{where.at(loc)}: {_fmt(loc)}: unknown scaffold {name!r} (registered: {known})" for loc, name in fields if name is not None and name not in registered
     ]
+
+
+def _a2a_problems(config: TeamConfig, where: _Locator) -> list[str]:
+    """`scaffold` / `scaffold_options` given to an agent a remote A2A agent plays (its own `a2a:`, or
+    an override's inherited from `app_agents.defaults.a2a`): refused, since nothing of orchestra's
+    loop runs for it. (`max_steps` is kept: it bounds the steps the record counts, docs/agent2agent.md.)"""
+    why = "a remote A2A agent runs its own loop, so no scaffold of orchestra's applies; its `model` is the upstream of its model proxy"
+    layers: list[tuple[Loc, Any, bool]] = [(("main",), config.main, config.main.a2a is not None)]
+    apps = config.app_agents
+    if apps is not None:
+        layers.append((("app_agents", "defaults"), apps.defaults, apps.defaults.a2a is not None))
+        for app, settings in apps.overrides.items():
+            layers.append((("app_agents", "overrides", app), settings, (settings.a2a or apps.defaults.a2a) is not None))
+    problems = []
+    for loc, settings, remote in layers:
+        if not remote:
+            continue
+        source = "" if settings.a2a is not None else "app_agents.defaults.a2a plays this app-agent: "
+        for name in ("scaffold", "scaffold_options"):
+            if name in settings.model_fields_set and getattr(settings, name) is not None:
+                problems.append(f"{where.at((*loc, name))}: {_fmt((*loc, name))}: not allowed beside a2a ({source}{why})")
+    return problems
 
 
 def _app_problems(config: TeamConfig, where: _Locator) -> list[str]:

@@ -10,7 +10,9 @@ Agents SDK agent.
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -39,8 +41,8 @@ TIME = "starter_time_deadline"
 WRONG = REPO / "tests" / "serve" / "agent_side" / "wrong_time_too_early.json"
 
 
-def a2a_spec(name: str, url: str, model: str = "orchestra/oracle", timeout: float = 120) -> RolloutSpec:
-    agent = AgentConfig(model=ModelConfig(model=model), a2a=A2AConfig(url=url, timeout_seconds=timeout))
+def a2a_spec(name: str, url: str, model: str = "orchestra/oracle", timeout: float = 120, max_steps: int = 80, **a2a: Any) -> RolloutSpec:
+    agent = AgentConfig(model=ModelConfig(model=model), a2a=A2AConfig(url=url, timeout_seconds=timeout, **a2a), max_steps=max_steps)
     return RolloutSpec(scenario=str(scenario(name)), agent=agent)
 
 
@@ -90,21 +92,113 @@ def test_a_remote_agent_that_hangs_answers_garbage_or_drops_is_an_error_and_the_
         a2a_spec("starter_search_lookup", remote["drop"]),
         a2a_spec("starter_search_lookup", "http://127.0.0.1:9"),  # nothing listens (no preflight here: the batch API)
         a2a_spec("starter_search_lookup", remote["loop"], model="orchestra/no-model"),  # its proxy has no model: the agent fails
+        a2a_spec("starter_search_lookup", remote["grpc"]),  # a card offering only gRPC
+        a2a_spec("starter_search_lookup", remote["badiface"]),  # a card naming an interface nobody listens on
         a2a_spec("starter_search_lookup", remote["loop"]),
+        a2a_spec("starter_search_lookup", remote["rest"]),  # the HTTP+JSON binding
     ]
-    hang, malformed, drop, nobody, failing, good = run_all(specs)
-    shown = table([hang, malformed, drop, nobody, failing, good])
+    records = run_all(specs)
+    hang, malformed, drop, nobody, failing, grpc, badiface, good, rest = records
+    shown = table(records)
     for record, words in (
-        (hang, "no answer within 1.5 s"),
+        (hang, "no answer within 1.5 s (its timeout: --a2a-timeout"),
         (malformed, "a malformed A2A reply"),
         (drop, "the connection dropped"),
         (nobody, "cannot read its agent card"),
         (failing, "it answered with an A2A error"),
+        (grpc, "its agent card offers no A2A binding orchestra speaks (it offers: GRPC; orchestra speaks: JSONRPC, HTTP+JSON)"),
+        (badiface, "cannot connect to http://127.0.0.1:9/rpc (the JSONRPC interface its card names; ConnectError"),
     ):
         assert record.status == "ERROR" and record.error is not None, shown
         assert "\n" not in record.error and record.error.startswith("A2A agent at http://127.0.0.1:") and words in record.error, shown
         assert "(the agent under test)" in record.error
-    assert good.status == "PASS", shown
+        # the agent's ledger says so too, as a failing app-agent's does
+        assert record.partial is not None and record.trajectory is not None, shown
+        (main,) = record.partial.agents
+        assert main.stop_reason == "a2a_error" and main.error == record.error, main
+        assert record.trajectory.stop_reason == "a2a_error"
+    assert good.status == "PASS" and rest.status == "PASS", shown
+    assert rest.result is not None and rest.result.agents[0].tool_calls > 0
+
+
+def test_a_remote_agent_that_does_its_work_then_never_answers_is_judged_within_seconds(remote: RemoteAgentProcess) -> None:
+    """The episode is over (its one turn answered) while the A2A task stays open: orchestra stops
+    waiting after the grace, cancels the task and judges; the same for an app-agent whose
+    final_answer is in."""
+    from orchestra.a2a.driver import ENDED_GRACE_SECONDS
+
+    team = TeamConfig(
+        name="a2a-hang-after",
+        main=AgentConfig(model="orchestra/oracle"),
+        app_agents=AppAgentsConfig(apps=["Calendar"], overrides={"Calendar": AppAgentSettings(a2a=A2AConfig(url=remote["work_then_hang"]))}),
+    )
+    calendar = str(scenario("starter_execution_calendar"))
+    started = time.monotonic()
+    main_record, team_record = run_all(
+        [a2a_spec("starter_execution_calendar", remote["work_then_hang"], timeout=300), RolloutSpec(scenario=calendar, team=team)]
+    )
+    elapsed = time.monotonic() - started
+    shown = table([main_record, team_record])
+    assert main_record.status == "PASS" and team_record.status == "PASS", shown
+    assert elapsed < 120, elapsed  # not the 300 s / 600 s timeouts
+    assert main_record.result is not None and team_record.result is not None
+    for ledger in (main_record.result.agents[0], next(a for a in team_record.result.agents if a.name == "Calendar")):
+        assert ledger.a2a is not None and ledger.error is None, ledger
+        cancelled = ledger.a2a["cancelled"]
+        assert cancelled.startswith("orchestra cancelled the A2A task of message 1: ") and f"had not answered {ENDED_GRACE_SECONDS:g} s later" in cancelled
+        assert "TASK_STATE_CANCELED" in cancelled, cancelled  # the agent's task store says it was cancelled
+    assert "the episode ended (all_turns_completed)" in main_record.result.agents[0].a2a["cancelled"]
+    delegation = next(d for d in team_record.result.delegations if d.callee == "Calendar")
+    assert delegation.ok and delegation.answer and "RESULTS" in delegation.answer  # its final_answer is the expert tool's result
+
+
+def test_max_steps_bounds_the_steps_the_record_counts(remote: RemoteAgentProcess) -> None:
+    """Two steps (two proxy calls and their tool calls) and no more: the third is refused, the user is
+    answered ARE's "Max iterations" message, the rollout is judged; an app-agent past its budget is a
+    failed expert call, as orchestra's own app-agent's."""
+    team = TeamConfig(
+        name="a2a-budget",
+        main=AgentConfig(model="orchestra/oracle"),
+        app_agents=AppAgentsConfig(apps=["Calendar"], overrides={"Calendar": AppAgentSettings(a2a=A2AConfig(url=remote["loop"]), max_steps=1)}),
+    )
+    calendar = str(scenario("starter_execution_calendar"))
+    spent, full, tight_team = run_all(
+        [
+            a2a_spec("starter_execution_calendar", remote["loop"], max_steps=2),
+            a2a_spec("starter_execution_calendar", remote["loop"]),
+            RolloutSpec(scenario=calendar, team=team),
+        ]
+    )
+    shown = table([spent, full, tight_team])
+    assert full.status == "PASS" and full.result is not None and full.result.agents[0].steps > 2, shown
+    assert spent.status == "FAIL" and spent.result is not None, shown
+    main = spent.result.agents[0]
+    assert main.steps == 2 and main.stop_reason == "step_budget" and spent.result.stop_reason == "step_budget", main
+    assert spent.trajectory is not None
+    told = [c.arguments.get("content") for a in spent.trajectory.agents for s in a.steps for c in s.tool_calls if c.name.endswith("send_message_to_user")]
+    assert told[-1] == "Max iterations (2) reached. Stopping.", told
+    assert tight_team.result is not None, shown
+    delegation = next(d for d in tight_team.result.delegations if d.callee == "Calendar")
+    assert not delegation.ok and delegation.error == "sub-agent 'Calendar' failed: it spent its 1-step budget without calling final_answer", delegation
+    assert delegation.steps == 1
+
+
+def test_the_session_id_is_the_rollouts_and_the_loopback_host_can_be_advertised(remote: RemoteAgentProcess) -> None:
+    """`orchestra.session_id` differs between rollouts and is the same for the same rollout run again;
+    with advertise_host the agent is given URLs naming that host, and reaches them."""
+    before = len(remote.spans.read_text().splitlines()) if remote.spans.exists() else 0
+    first = a2a_spec("starter_search_lookup", remote["loop"])
+    other = first.model_copy(update={"sample_index": 1})
+    advertised = a2a_spec("starter_search_lookup", remote["loop"], advertise_host="localhost")
+    records = run_all([first, other, first, advertised])
+    assert [r.status for r in records] == ["PASS"] * 4, table(records)
+    theirs = [json.loads(line) for line in remote.spans.read_text().splitlines()[before:]]
+    seen = [s["attributes"] for s in theirs if s["name"] == "a2a_agent"]
+    assert len(seen) == 4, seen
+    ids = [a["session_id"] for a in seen]
+    assert ids[0] == ids[2] != ids[1] and all(i.startswith("a2a-main-") for i in ids), ids
+    assert ids[3] != ids[0]  # another spec (its A2A settings), another id
+    assert all(a["mcp_url"].startswith("http://127.0.0.1:") for a in seen[:3]) and seen[3]["mcp_url"].startswith("http://localhost:"), seen
 
 
 def test_an_a2a_app_agent_in_a_team(remote: RemoteAgentProcess) -> None:
@@ -129,15 +223,25 @@ def test_an_a2a_app_agent_in_a_team(remote: RemoteAgentProcess) -> None:
 
 
 def test_a_failing_a2a_app_agent_is_a_failed_expert_call(remote: RemoteAgentProcess) -> None:
-    team = TeamConfig(
-        name="a2a-hang",
-        main=AgentConfig(model="orchestra/oracle"),
-        app_agents=AppAgentsConfig(apps=["Calendar"], overrides={"Calendar": AppAgentSettings(a2a=A2AConfig(url=remote["drop"]))}),
-    )
-    (record,) = run_all([RolloutSpec(scenario=str(scenario("starter_execution_calendar")), team=team)])
-    assert record.result is not None and record.error is None, table([record])
-    delegation = next(d for d in record.result.delegations if d.callee == "Calendar")
-    assert not delegation.ok and delegation.error is not None and "the connection dropped" in delegation.error
+    def team(url: str, timeout: float = 120) -> RolloutSpec:
+        config = TeamConfig(
+            name="a2a-failing",
+            main=AgentConfig(model="orchestra/oracle"),
+            app_agents=AppAgentsConfig(apps=["Calendar"], overrides={"Calendar": AppAgentSettings(a2a=A2AConfig(url=url, timeout_seconds=timeout))}),
+        )
+        return RolloutSpec(scenario=str(scenario("starter_execution_calendar")), team=config)
+
+    records = run_all([team(remote["drop"]), team(remote["hang"], timeout=1.5)])
+    for record, words in (
+        (records[0], "the connection dropped"),
+        # the hint names the team file's field (`--team` takes no --a2a-timeout)
+        (records[1], "no answer within 1.5 s (its timeout: app_agents.overrides.Calendar.a2a.timeout_seconds in the team file)"),
+    ):
+        assert record.result is not None and record.error is None, table(records)
+        delegation = next(d for d in record.result.delegations if d.callee == "Calendar")
+        assert not delegation.ok and delegation.error is not None and words in delegation.error, delegation.error
+        ledger = next(a for a in record.result.agents if a.name == "Calendar")
+        assert ledger.stop_reason == "a2a_error" and ledger.error is not None and words in ledger.error
 
 
 def test_the_a2a_request_carries_the_trace_context(remote: RemoteAgentProcess) -> None:
@@ -209,3 +313,13 @@ def test_orchestra_run_agent_a2a(remote: RemoteAgentProcess, capsys: pytest.Capt
     # preflight: an agent whose card does not answer stops the batch before anything runs
     assert main(["run", "--agent", "a2a:http://127.0.0.1:9", "--scenarios", search]) == 2
     assert "preflight: A2A agent at http://127.0.0.1:9 (the agent under test): cannot read its agent card" in capsys.readouterr().err
+
+
+def test_preflight_names_the_team_files_field(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from orchestra.cli import main
+
+    path = tmp_path / "team.yaml"
+    path.write_text("name: t\nmain: {model: orchestra/oracle}\napp_agents:\n  apps: [Calendar]\n  overrides:\n    Calendar: {a2a: 'http://127.0.0.1:9'}\n")
+    assert main(["run", "--team", str(path), "--scenarios", str(scenario("starter_search_lookup"))]) == 2
+    err = capsys.readouterr().err
+    assert f"preflight: A2A agent at http://127.0.0.1:9 (app_agents.overrides.Calendar in {path}): cannot read its agent card" in err, err

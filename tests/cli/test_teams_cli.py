@@ -72,6 +72,21 @@ def test_check_reports_each_bad_file_and_exits_2(capsys, tmp_path, solo):
     assert "Traceback" not in err and "2 team file(s): 1 ok, 1 invalid" in err
 
 
+def test_check_shows_the_remote_a2a_agents(capsys, tmp_path):
+    """`a2a URL` for each agent a remote A2A agent plays (with its proxy's model when it has one), never a scaffold that does not run."""
+    main_a2a = tmp_path / "main.yaml"
+    main_a2a.write_text("name: m\nmain: {a2a: 'http://h:1/'}\n")
+    override = tmp_path / "override.yaml"
+    override.write_text("name: o\nmain: {model: orchestra/oracle}\napp_agents:\n  apps: [Calendar]\n  overrides:\n    Calendar: {a2a: 'http://h:2'}\n")
+    defaults = tmp_path / "defaults.yaml"
+    defaults.write_text("name: d\nmain: {model: orchestra/oracle}\napp_agents:\n  apps: [Calendar]\n  defaults: {a2a: 'http://h:3', model: openai/gpt-4o}\n")
+    assert main(["teams", "check", str(main_a2a), str(override), str(defaults)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].endswith("team m | main: a2a http://h:1 | no app-agents"), lines
+    assert lines[1].endswith("app-agents: Calendar -> as main | overrides: Calendar -> a2a http://h:2 (model proxy: orchestra/oracle)"), lines
+    assert lines[2].endswith("app-agents: Calendar -> a2a http://h:3 (model proxy: openai/gpt-4o)"), lines
+
+
 def test_check_says_when_an_app_list_is_empty(capsys, tmp_path):
     empty = tmp_path / "empty_apps.yaml"
     empty.write_text("name: e\nmain: {model: orchestra/oracle}\napp_agents: {apps: []}\n")

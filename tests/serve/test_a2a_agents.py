@@ -42,6 +42,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from orchestra.host import Host
+from orchestra.serve.a2a_agents import CARD_PATH
 from orchestra.serve.app import ServeConfig, Server
 from orchestra.teams.config import EXPERT_TOOL_SUFFIX
 from support.processes import listening_url, stop
@@ -355,6 +356,36 @@ def test_an_app_agent_that_fails_ends_the_task_failed(tmp_path: Path) -> None:
     assert text == "ERROR: sub-agent 'Calendar' failed: it spent its 1-step budget without calling final_answer", text
     (delegation,) = finished["record"]["result"]["delegations"]
     assert delegation["app"] == "Calendar" and delegation["error"] == text.removeprefix("ERROR: ")
+
+
+def test_a_remote_a2a_app_agent_says_so_on_its_card_and_an_a2a_main_agent_is_refused(tmp_path: Path) -> None:
+    """The card of an app-agent the team hands to a remote A2A agent names that agent (nothing of
+    orchestra's scaffold runs for it); a team whose main agent is a remote A2A agent is refused,
+    since a served session's main agent is the client's or the outside agent's."""
+    remote = tmp_path / "remote.yaml"
+    remote.write_text("name: remote\nmain: {model: orchestra/oracle}\napp_agents:\n  apps: all\n  overrides:\n    Calendar: {a2a: 'http://127.0.0.1:9/cal'}\n")
+    a2a_main = tmp_path / "a2a_main.yaml"
+    a2a_main.write_text("name: a2a_main\nmain: {a2a: 'http://127.0.0.1:9/main'}\n")
+
+    async def run() -> tuple[dict[str, Any], dict[str, Any], httpx.Response]:
+        server = Server(ServeConfig(max_sessions=2), host=Host.create())
+        async with server.app.router.lifespan_context(server.app):
+            transport = httpx.ASGITransport(app=server.app)
+            async with httpx.AsyncClient(transport=transport, base_url="http://testserver", timeout=120) as http:
+                s = (await http.post("/sessions", json={"scenario": CALENDAR, **SESSION, "team": str(remote)})).json()
+                cards = {app: (await http.get(f"{url}{CARD_PATH}")).json() for app, url in s["a2a_agents"].items() if app in ("Calendar", "Emails")}
+                refused = await http.post("/sessions", json={"scenario": CALENDAR, **SESSION, "team": str(a2a_main)})
+                await http.delete(f"/sessions/{s['session_id']}")
+                return cards["Calendar"], cards["Emails"], refused
+
+    calendar, emails, refused = anyio.run(run)
+    assert "Delegates to the remote A2A agent at http://127.0.0.1:9/cal" in calendar["description"] and "tool_calling" not in calendar["description"]
+    assert "Runs orchestra's app-agent (tool_calling, orchestra/oracle)" in emails["description"]
+    assert refused.status_code == 400, refused.text
+    error = refused.json()["error"]
+    assert "\n" not in error and error.startswith(
+        f"POST /sessions: team {str(a2a_main)!r} has a remote A2A main agent (main: {{a2a: http://127.0.0.1:9/main}})"
+    ), error
 
 
 def test_without_a2a_sdk_the_routes_name_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -10,12 +10,18 @@ under its own path with its own card (`/NAME/.well-known/agent-card.json`):
   asks the model proxy what to do, runs each tool call over MCP, and answers with the model's last
   text. Its policy is the proxy's upstream: `orchestra/oracle` (the oracle's actions: right),
   `orchestra/scripted:FILE` (wrong). Its conversation is kept per A2A context (later turns);
+* `/rest` — the `/loop` agent over A2A's HTTP+JSON (REST) binding only;
+* `/work_then_hang` — the `/loop` agent's work in a task (submitted, working), then it never answers
+  nor closes the task (until it is cancelled: A2A `CancelTask`);
 * `/hang` — never answers;
 * `/malformed` — answers the JSON-RPC POST with a body that is not A2A;
-* `/drop` — drops the connection in the middle of its answer.
+* `/drop` — drops the connection in the middle of its answer;
+* `/grpc` — only a card, offering only the gRPC binding;
+* `/badiface` — only a card, whose JSON-RPC interface URL is a port nobody listens on.
 
 With `--spans FILE` the `/loop` agent traces with OpenTelemetry: one `a2a_agent` span per message, a
-child of the W3C `traceparent` the request carried, and one `mcp_tool` span per tool call, appended
+child of the W3C `traceparent` the request carried (its attributes: the `traceparent` header, the
+message's `orchestra.session_id` and `orchestra.mcp_url`), and one `mcp_tool` span per tool call, appended
 to FILE as JSON lines (with the `traceparent` header the HTTP request had). With `--otlp URL` the same
 spans also go over OTLP/HTTP (protobuf) to `URL/v1/traces` as the service `a2a-test-agent`, each as
 it ends; the standard `OTEL_EXPORTER_OTLP_HEADERS` (or `..._TRACES_HEADERS`) of its environment are
@@ -33,12 +39,12 @@ from typing import Any
 import anyio
 import httpx
 import uvicorn
-from a2a.helpers import get_message_text, new_text_message
+from a2a.helpers import get_message_text, new_task_from_user_message, new_text_message, new_text_part
 from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.events import EventQueue
 from a2a.server.request_handlers import DefaultRequestHandler
-from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes
-from a2a.server.tasks import InMemoryTaskStore
+from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes, create_rest_routes
+from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
 from a2a.types.a2a_pb2 import AgentCapabilities, AgentCard, AgentInterface, AgentSkill
 from google.protobuf.json_format import MessageToDict
 from starlette.applications import Starlette
@@ -51,12 +57,12 @@ MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": 
 TRACEPARENT: contextvars.ContextVar[str | None] = contextvars.ContextVar("traceparent", default=None)
 
 
-def card(base: str, name: str) -> AgentCard:
+def card(base: str, name: str, binding: str = "JSONRPC", url: str | None = None) -> AgentCard:
     return AgentCard(
         name=f"orchestra test agent: {name}",
         description="a scripted A2A agent for orchestra's tests",
         version="1.0.0",
-        supported_interfaces=[AgentInterface(url=f"{base}/{name}/", protocol_binding="JSONRPC", protocol_version="1.0")],
+        supported_interfaces=[AgentInterface(url=url or f"{base}/{name}/", protocol_binding=binding, protocol_version="1.0")],
         capabilities=AgentCapabilities(streaming=False),
         default_input_modes=["text"],
         default_output_modes=["text"],
@@ -154,10 +160,15 @@ class LoopAgent(AgentExecutor):
         message = context.message
         assert message is not None
         meta = MessageToDict(message.metadata)
-        header = TRACEPARENT.get()
-        with self.tracer.span("a2a_agent", header or meta.get("orchestra.traceparent"), header_traceparent=header or ""):
-            answer = await self._run(context.context_id or "", get_message_text(message), meta)
+        answer = await self._traced(context, meta)
         await event_queue.enqueue_event(new_text_message(answer, context_id=context.context_id))
+
+    async def _traced(self, context: RequestContext, meta: dict[str, Any]) -> str:
+        assert context.message is not None
+        header = TRACEPARENT.get()
+        attributes = {"header_traceparent": header or "", "session_id": meta.get("orchestra.session_id", ""), "mcp_url": meta.get("orchestra.mcp_url", "")}
+        with self.tracer.span("a2a_agent", header or meta.get("orchestra.traceparent"), **attributes):
+            return await self._run(context.context_id or "", get_message_text(context.message), meta)
 
     async def _run(self, context_id: str, text: str, meta: dict[str, Any]) -> str:
         mcp_url, base = meta["orchestra.mcp_url"], meta["orchestra.model_base_url"]
@@ -189,6 +200,22 @@ class LoopAgent(AgentExecutor):
 
     async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
         return None
+
+
+class WorkThenHang(LoopAgent):
+    """The loop agent's work inside a task (submitted, working), then it hangs: it never answers nor
+    closes its task, until a `CancelTask` cancels it (the task store then says CANCELED)."""
+
+    async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
+        message = context.message
+        assert message is not None
+        task = context.current_task or new_task_from_user_message(message)
+        await event_queue.enqueue_event(task)
+        updater = TaskUpdater(event_queue, task.id, task.context_id)
+        await updater.start_work()
+        answer = await self._traced(context, MessageToDict(message.metadata))
+        await updater.add_artifact([new_text_part(answer)], name="answer")  # done, but the task is never completed
+        await anyio.sleep_forever()
 
 
 class HangAgent(AgentExecutor):
@@ -237,13 +264,19 @@ class _Traceparent:
 def app(base: str, spans: str | None, otlp: str | None = None) -> Starlette:
     routes: list[Any] = []
     tracer = Tracer(spans, otlp)
-    for name, executor in (("loop", LoopAgent(tracer)), ("hang", HangAgent())):
+    loop = LoopAgent(tracer)
+    for name, executor in (("loop", loop), ("hang", HangAgent()), ("work_then_hang", WorkThenHang(tracer))):
         c = card(base, name)
         handler = DefaultRequestHandler(agent_executor=executor, task_store=InMemoryTaskStore(), agent_card=c)
         routes.append(Mount(f"/{name}", routes=[*create_agent_card_routes(c), *create_jsonrpc_routes(handler, "/")]))
+    rest = card(base, "rest", binding="HTTP+JSON", url=f"{base}/rest")
+    handler = DefaultRequestHandler(agent_executor=loop, task_store=InMemoryTaskStore(), agent_card=rest)
+    routes.append(Mount("/rest", routes=[*create_agent_card_routes(rest), *create_rest_routes(handler)]))
     for name, endpoint in (("malformed", malformed), ("drop", _Raw(drop))):
         c = card(base, name)
         routes.append(Mount(f"/{name}", routes=[*create_agent_card_routes(c), Route("/", endpoint, methods=["POST"])]))
+    for name, c in (("grpc", card(base, "grpc", binding="GRPC", url="127.0.0.1:9")), ("badiface", card(base, "badiface", url="http://127.0.0.1:9/rpc"))):
+        routes.append(Mount(f"/{name}", routes=create_agent_card_routes(c)))  # cards only: nothing answers behind them
     starlette = Starlette(routes=routes)
     starlette.add_middleware(_Traceparent)
     return starlette
@@ -261,7 +294,8 @@ def main() -> None:
     sock.bind(("127.0.0.1", args.port))
     port = sock.getsockname()[1]
     base = f"http://127.0.0.1:{port}"
-    server = uvicorn.Server(uvicorn.Config(app(base, args.spans, args.otlp), log_level="error"))
+    # a hanging agent keeps its request open: stop waiting for it 1 s after SIGTERM (the tests stop the process)
+    server = uvicorn.Server(uvicorn.Config(app(base, args.spans, args.otlp), log_level="error", timeout_graceful_shutdown=1))
     print(f"a2a agent: listening on {base}", flush=True)
     server.run(sockets=[sock])
 

@@ -125,6 +125,16 @@ def test_with_overrides_replaces_every_agents_model_and_scaffold():
     assert {both.main.scaffold, both.app_agent("Calendar").scaffold, both.app_agent("Emails").scaffold} == {"parallel_tools"}
     assert both.app_agent("Calendar").model.endpoint == "http://e/v1"
     assert t.with_overrides() is t
+    # a remote A2A agent runs its own loop: `--scaffold` leaves it alone, `--model` is its proxy's upstream
+    remote = TeamConfig.model_validate(
+        {"name": "r", "main": {"a2a": "http://h:1"}, "app_agents": {"apps": "all", "overrides": {"Calendar": {"a2a": "http://h:2"}}}}
+    )
+    swapped = remote.with_overrides(model="orchestra/oracle", scaffold="react")
+    assert (
+        swapped.main.model_dump(exclude={"a2a", "model"}) == remote.main.model_dump(exclude={"a2a", "model"}) and swapped.main.model.model == "orchestra/oracle"
+    )
+    assert swapped.app_agents is not None and swapped.app_agents.overrides["Calendar"].scaffold is None
+    assert swapped.app_agent("Emails").scaffold == "react"  # orchestra's own app-agents get it
 
 
 @pytest.mark.parametrize(

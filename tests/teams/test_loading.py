@@ -157,6 +157,16 @@ def test_a_valid_file_loads_with_its_fallbacks(write, host):
         ),
         pytest.param("name: x\nmain: {model: m, max_steps: 0}\n", ":2: main.max_steps: Input should be greater than 0, got 0", id="max-steps-zero"),
         pytest.param(
+            "name: x\nmain: {a2aa: 'http://h:1'}\n",  # only the misspelling: an A2A agent needs no model, so no `main.model: missing`
+            ":2: main.a2aa: unknown key 'a2aa'; did you mean 'a2a'?",
+            id="typo-a2a",
+        ),
+        pytest.param(
+            "name: x\nmain:\n  a2a: 'http://h:1'\n  scaffold: react\n",
+            ":4: main.scaffold: not allowed beside a2a (a remote A2A agent runs its own loop, so no scaffold of orchestra's applies",
+            id="scaffold-beside-a2a",
+        ),
+        pytest.param(
             "name: x\nmain: {model: m}\nsession:\n  clock: {decode_rate: 20}\n",
             ":4: session.clock.decode_rate: unknown key 'decode_rate'; did you mean 'decode_rate_tps'?",
             id="typo-session-clock",
@@ -202,6 +212,40 @@ def test_unknown_scaffolds_are_reported_for_main_defaults_and_overrides(write, h
         f":8: app_agents.defaults.scaffold: unknown scaffold 'tool_caling' {registered}",
         f":11: app_agents.overrides.CalendarApp.scaffold: unknown scaffold 'reactt' {registered}",
     ]
+
+
+def test_a_remote_a2a_agent_takes_no_scaffold_or_scaffold_options(write, host):
+    """Refused wherever the agent is remote — its own `a2a:`, or `app_agents.defaults.a2a` inherited;
+    `max_steps` is kept (it bounds the steps the record counts)."""
+    found = problems(
+        write("""
+        name: x
+        main: {model: orchestra/oracle}
+        app_agents:
+          apps: [Calendar, Emails]
+          defaults: {a2a: 'http://h:1', max_steps: 5}
+          overrides:
+            Calendar:
+              scaffold_options: {constrained: true}
+            Emails:
+              a2a: 'http://h:2'
+              scaffold: react
+        """),
+        host,
+    )
+    assert found == [
+        ":8: app_agents.overrides.Calendar.scaffold_options: not allowed beside a2a (app_agents.defaults.a2a plays this app-agent: a remote A2A "
+        "agent runs its own loop, so no scaffold of orchestra's applies; its `model` is the upstream of its model proxy)",
+        ":11: app_agents.overrides.Emails.scaffold: not allowed beside a2a (a remote A2A agent runs its own loop, so no scaffold of orchestra's "
+        "applies; its `model` is the upstream of its model proxy)",
+    ]
+    # a scaffold for the apps orchestra plays, beside a remote one, is fine
+    team = load_team(
+        write(
+            "name: x\nmain: {model: m, scaffold: react}\napp_agents:\n  apps: all\n  defaults: {scaffold: code}\n  overrides:\n    Calendar: {a2a: 'http://h:1', max_steps: 3}\n"
+        )
+    )
+    assert team.app_agent("Calendar").max_steps == 3 and team.app_agent("Emails").scaffold == "code"
 
 
 def test_unknown_app_names_are_checked_against_the_apps_are_knows(write, host):
