@@ -135,7 +135,7 @@ class AgentContext:
             model=self.model.model,
             scaffold=scaffold,
             tools=self.tools,
-            are_tools=self.session.app_tools,
+            are_tools=self.session.app_tool_names,
         )
 
     @property

@@ -233,8 +233,21 @@ class Session:
 
     @property
     def app_tools(self) -> dict[str, Any]:
-        """ARE's own `AppTool` objects behind `tools`, same keys and order (ARE's agent wraps them)."""
-        return {name: tool for name, (_, tool) in self._tools.items()}
+        """ARE's own `AppTool` objects behind `tools`, same keys and order (ARE's agent wraps them);
+        asking builds every app's tools (`tools.resolve`): `app_tool_names` names them without."""
+        return {name: self._tool(name) for name in self._tools}
+
+    @property
+    def app_tool_names(self) -> set[str]:
+        """The names of `app_tools` (ARE's app tools, not plugins')."""
+        return set(self._tools)
+
+    def _tool(self, name: str) -> Any:
+        spec, tool = self._tools[name]
+        if type(tool) is tools.DeferredTool:
+            tool = tools.resolve(tool)
+            self._tools[name] = (spec, tool)
+        return tool
 
     @property
     def done(self) -> bool:
@@ -368,7 +381,7 @@ class Session:
         return self._run_tool(name, arguments, agent=agent)
 
     def _run_tool(self, name: str, arguments: dict[str, Any], call_arguments: dict[str, Any] | None = None, *, agent: str = MAIN_AGENT) -> ToolOutcome:
-        spec, tool = self._tools[name]
+        spec, tool = self._tools[name][0], self._tool(name)
         t = self.now
         failure = self.tool_failures.check(agent, tool, t - self.env.start_time) if self.tool_failures is not None else None
         if failure is not None:  # ARE's noisy AppTool: raised before the method runs, nothing logged

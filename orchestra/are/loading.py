@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import json
@@ -9,6 +10,7 @@ import marshal
 import os
 import threading
 from collections import OrderedDict
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -189,8 +191,8 @@ def _stable_local_file_system_class() -> type:
 
     class StableLocalFileSystem(LocalFileSystem):
         as_of: float = 0.0
-        #: A tree still to write, `(root, tree)`: a rollout started from a template (`instantiate`)
-        #: writes its Files app's tree at the first use of its file system, not at its start.
+        #: A tree still to write, `(root, tree)`: a world loaded cold or started from a template
+        #: writes its Files app's tree at the first use of its file system, not at its load.
         pending: tuple[str, dict[str, Any]] | None = None
 
         def __getattribute__(self, name: str) -> Any:
@@ -235,7 +237,56 @@ def stabilize_file_systems(scenario: Any, pending: dict[str, dict[str, Any]] | N
             fs.as_of = float(scenario.start_time or 0.0)
             wrapper.fs = fs
         if pending is not None and app.name in pending and wrapper is not None:
-            wrapper.fs.pending = (sandbox.tmpdir, pending[app.name])
+            tree = pending[app.name]
+            wrapper.fs.pending = (sandbox.tmpdir, tree)
+            _set_contents_fallback(sandbox, tree)
+
+
+def _set_contents_fallback(sandbox: Any, tree: dict[str, Any]) -> None:
+    """The end of ARE's `SandboxLocalFileSystem.load_state` (sandbox_file_system.py:201-206) for a
+    tree left pending: the file contents' fallback (`DEMO_FS_PATH`) set for the tree's files, now —
+    ARE's `FallbackFileSystem` asks it before it touches the folder, so it cannot wait for the tree.
+    It writes a placeholder for each of the tree's files the fallback holds (ARE's own call), the
+    pending write the others. Left out where that folder does not exist: there ARE's call only
+    records the root and returns (`FallbackFileSystem.set_fallback_root`), and files read as empty
+    either way (`warn_if_file_contents_unavailable`)."""
+    directory = str(getattr(sandbox, "state_directory", "") or "")
+    if directory and _fallback_exists(directory):
+        sandbox.local_fs.set_fallback_root(directory, _tree_files(tree))
+
+
+def _fallback_exists(directory: str) -> bool:
+    """Whether the Files contents' folder exists: a local path is asked each time it matters (once
+    per world), a remote one (`hf://`, a network round trip) once per process."""
+    return os.path.isdir(directory) if "://" not in directory else _remote_exists(directory)
+
+
+@functools.lru_cache(maxsize=16)
+def _remote_exists(directory: str) -> bool:
+    try:
+        from fsspec.core import url_to_fs
+
+        fs, root = url_to_fs(directory)
+        return bool(fs.exists(root))
+    except Exception:  # unreachable: as ARE finds it, there is nothing to fall back on
+        return False
+
+
+def _tree_files(tree: dict[str, Any]) -> set[str]:
+    """The file paths ARE's `restore_tree` reports for `tree` (its `expected_paths`)."""
+    out: set[str] = set()
+
+    def walk(node: dict[str, Any], parent: str) -> None:
+        path = os.path.join(parent, node["name"])
+        if node.get("type") == "directory":
+            for child in node.get("children") or []:
+                walk(child, path)
+        elif node.get("type") == "file":
+            out.add(path)
+
+    for child in tree.get("children") or []:
+        walk(child, "/")
+    return out
 
 
 def discard_pending_trees(scenario: Any) -> None:
@@ -281,40 +332,123 @@ def _sandbox_state(app: Any) -> dict[str, Any]:
     return {"files": build(app.tmpdir, ""), "tmpdir": app.tmpdir}
 
 
-def initialize_scenario(scenario: Any) -> None:
+def initialize_scenario(scenario: Any) -> dict[str, dict[str, Any]]:
     """ARE's `Scenario.initialize()` (are/simulation/scenarios/scenario.py:150-179), step for step,
     except how the file-system apps' initial state is read for `_initial_apps` (the JSON copy
     `soft_reset` reloads from): `_sandbox_state` walks the folder ARE's `load_state` just wrote
     with `os.scandir`, where ARE's `get_state` makes fsspec `info`/`ls` calls for each of its
     ~1,700 entries (0.1 s of CPU on a 2.6 MB universe). The serialized text is the same.
-    A scenario class with its own `initialize` gets ARE's call unchanged."""
+    The Files apps' trees are not written yet (`_file_trees_deferred`): what it returns, by app
+    name, for `stabilize_file_systems(pending=)`. A scenario class with its own `initialize` gets
+    ARE's call unchanged (and writes its trees at once: it returns no tree)."""
     from are.simulation.scenarios.scenario import Scenario
     from are.simulation.scenarios.utils.scenario_expander import EnvEventsExpander
     from are.simulation.utils import EnumEncoder
 
     if type(scenario).initialize is not Scenario.initialize:
         scenario.initialize()
-        return
+        return {}
     if scenario._initialized:
-        return
-    scenario.init_and_populate_apps()
+        return {}
+    with _file_trees_deferred(scenario) as deferred:
+        scenario.init_and_populate_apps()
     if scenario.apps is not None:
         for app in scenario.apps:
             app.set_seed(scenario.seed)
     scenario.apply_augmentation_configs()
-    file_systems = {id(app) for app in _file_system_apps(scenario)}
+    file_systems = {id(app): app.name in deferred for app in _file_system_apps(scenario)}
+
+    def state_of(app: Any) -> Any:
+        if id(app) not in file_systems:
+            return app.get_state()
+        if file_systems[id(app)]:  # what the walk would read once the tree is written
+            return {"files": deferred[app.name], "tmpdir": app.tmpdir}
+        return _sandbox_state(app)
+
     scenario._initial_apps = {
-        app.name: {
-            "class_name": app.__class__.__name__,
-            "serialized_state": json.dumps(_sandbox_state(app) if id(app) in file_systems else app.get_state(), cls=EnumEncoder),
-        }
-        for app in scenario.apps or []
+        app.name: {"class_name": app.__class__.__name__, "serialized_state": json.dumps(state_of(app), cls=EnumEncoder)} for app in scenario.apps or []
     }
     scenario.build_events_flow()
     if scenario.env_events_config is not None:
         expander = EnvEventsExpander(env_events_config=scenario.env_events_config)
         expander.add_env_events_to_scenario(scenario=scenario)
     scenario._initialized = True
+    return {name: tree for name, tree in deferred.items() if any(a.name == name for a in _file_system_apps(scenario))}
+
+
+@contextlib.contextmanager
+def _file_trees_deferred(scenario: Any) -> Iterator[dict[str, dict[str, Any]]]:
+    """ARE's `init_and_populate_apps` with each Files app's tree left to be written at its first use.
+
+    ARE's `load_state` of a Files app writes its universe's tree to disk (an `open(O_CREAT)` per
+    file, a `mkdir` per folder, through fsspec: ~1,240 files in a Gaia2 universe, most of a cold
+    start's CPU and half of a corpus replay's), and most rollouts never open Files. Inside, each
+    Files app's state (in `serialized_apps`, restored after) has an empty tree, so ARE loads the app
+    as it always does — its folder, its fallback — with nothing in it; the tree, as a walk of the
+    folder would read it once written (`_disk_tree`), comes out by app name, for
+    `stabilize_file_systems(pending=)` (it is written, and ARE's fallback set for it, at the first
+    call into the app's file system: `_tree_written`). A tree ARE would write in a way this does not
+    mirror (an unknown node type, a name that is a path, a file and a folder of one name) is left
+    to ARE, written at once."""
+    deferred: dict[str, dict[str, Any]] = {}
+    originals: list[tuple[Any, Any]] = []
+    for exported in scenario.serialized_apps or []:
+        state = exported.app_state
+        if exported.class_name not in ("SandboxLocalFileSystem", "VirtualFileSystem") or not isinstance(state, dict):
+            continue
+        files = state.get("files")
+        if not isinstance(files, dict):
+            continue
+        tree = _disk_tree(files)
+        if tree is None or not tree["children"]:
+            continue
+        originals.append((exported, state))
+        exported.app_state = {**state, "files": {**files, "children": []}}
+        deferred[exported.name] = tree
+    try:
+        yield deferred
+    finally:
+        for exported, state in originals:
+            exported.app_state = state
+
+
+def _disk_tree(files: dict[str, Any]) -> dict[str, Any] | None:
+    """What `_sandbox_state` reads back (its `files`) after ARE's `load_state` wrote `files`
+    (`restore_tree`: folders merged, a file written once), children in the order ARE makes them;
+    None for a tree this does not mirror (see `_file_trees_deferred`)."""
+    root: dict[str, Any] = {"name": "", "type": "directory", "children": []}
+    kinds: dict[str, str] = {}
+    nodes: dict[str, dict[str, Any]] = {"/": root}
+
+    def restore(node: Any, parent: str) -> bool:
+        if not isinstance(node, dict):
+            return False
+        name, kind = node.get("name"), node.get("type")
+        if not isinstance(name, str) or not name or name in (".", "..") or "/" in name or "\x00" in name:
+            return False
+        path = os.path.join(parent, name)
+        if kind == "directory":
+            if kinds.get(path, "directory") != "directory":
+                return False
+            if path not in nodes:
+                nodes[path] = {"name": name, "type": "directory", "children": []}
+                nodes[parent]["children"].append(nodes[path])
+                kinds[path] = "directory"
+            children = node.get("children", [])
+            return isinstance(children, list) and all(restore(child, path) for child in children)
+        if kind == "file":
+            if kinds.get(path, "file") != "file":
+                return False
+            if path not in kinds:
+                kinds[path] = "file"
+                nodes[parent]["children"].append({"name": name, "type": "file"})
+            return True
+        return False
+
+    children = files.get("children", [])
+    if not isinstance(children, list) or not all(restore(child, "/") for child in children):
+        return None
+    return root
 
 
 def soft_reset_keeping(scenario: Any, untouched: set[str]) -> None:
@@ -437,7 +571,7 @@ def _prepare_world_now(scenario: Any, *, source: str, duration: float | None, no
 
     _with_system_app(scenario, source, duration, noise)
     try:
-        initialize_scenario(scenario)
+        trees = initialize_scenario(scenario)
     except Exception as exc:
         raise ScenarioError(source, f"ARE could not initialize the scenario: {type(exc).__name__}: {exc}") from None
     if noise is not None:
@@ -447,7 +581,7 @@ def _prepare_world_now(scenario: Any, *, source: str, duration: float | None, no
     if dropped:
         raise ScenarioError(source, f"ARE dropped app(s) {dropped} while loading their state (see ARE's log)")
     reseed_apps(scenario)
-    stabilize_file_systems(scenario)
+    stabilize_file_systems(scenario, pending=trees)
     warn_if_file_contents_unavailable(scenario)
 
     has_oracle = any(isinstance(e, OracleEvent) for e in scenario.events)

@@ -26,14 +26,102 @@ HIDDEN_AUI_TOOLS = frozenset(
 
 
 def agent_tools(scenario: Any) -> dict[str, tuple[ToolSpec, Any]]:
-    """The tools ARE's own agent would get, keyed by agent-visible name, with their `AppTool`."""
+    """The tools ARE's own agent would get, keyed by agent-visible name, with their `AppTool` —
+    or, for an app whose tools ARE has not built yet, a `DeferredTool` that builds them when one is
+    first called (`resolve`): the specs come from the app's class (`deferred_specs`), the same
+    specs in the same order, and most rollouts call a few of an app's tools, never all of them."""
+    from are.simulation.apps import INTERNAL_APPS
+
+    internal = {app.name for app in INTERNAL_APPS}
     out: dict[str, tuple[ToolSpec, Any]] = {}
-    for tool in scenario_tools(scenario):
-        if tool.name in HIDDEN_AUI_TOOLS:
+    for app in scenario.apps or []:
+        if app.name in internal:
             continue
-        spec = spec_from_app_tool(tool)
-        out[spec.name] = (spec, tool)
+        specs = deferred_specs(app)
+        if specs is not None:
+            for index, spec in specs:
+                out[spec.name] = (spec, DeferredTool(app, index, spec.name))
+            continue
+        bind_agent_tools(app)
+        for tool in app.get_tools():
+            if tool.name in HIDDEN_AUI_TOOLS:
+                continue
+            spec = spec_from_app_tool(tool)
+            out[spec.name] = (spec, tool)
     return out
+
+
+class DeferredTool(NamedTuple):
+    """An `AppTool` not built yet: app `app`'s tool at `position` in what `build_agent_tools` builds."""
+
+    app: Any
+    position: int
+    name: str
+
+
+def resolve(tool: Any) -> Any:
+    """The `AppTool` behind `tool` (a `DeferredTool`: its app's tools bound now, once)."""
+    if type(tool) is not DeferredTool:
+        return tool
+    bind_agent_tools(tool.app)
+    built = tool.app.get_tools()[tool.position]
+    if built.name != tool.name:  # pragma: no cover - the class's tools changed under the specs
+        raise RuntimeError(f"{tool.app.name}: tool {tool.position} is {built.name}, its spec says {tool.name}")
+    return built
+
+
+def deferred_specs(app: Any) -> tuple[tuple[int, ToolSpec], ...] | None:
+    """(index in the app's tool list, spec) of each agent tool of `app` — what `spec_from_app_tool`
+    gives for `build_agent_tools(app)`'s tools, hidden ones left out — made from its class's
+    templates without building them; None when the app's tools are not all its class's (ARE built
+    its registry already, with the augmentation's public names; methods set on the instance; an
+    app class whose tool building is not mirrored)."""
+    from are.simulation.apps.app import ToolType
+    from are.simulation.tool_utils import ToolAttributeName
+
+    registries = getattr(app, "_tool_registries", None)
+    if not isinstance(registries, dict) or registries.get(ToolType.APP) is not None:
+        return None
+    fixup = _are_built_tools_fixup(app)
+    if fixup is False:
+        return None
+    marker = ToolAttributeName.APP.value
+    templates = _class_templates(app)
+    processed = {t.attr_name for t in templates}
+    if any(name not in processed and hasattr(value, marker) for name, value in app.__dict__.items()):
+        return None
+    # (`MessagingAppV2`'s suffix goes on `function_description` after ARE set the public description
+    # from it: the agent is shown the description without it, in ARE as here)
+    key = (type(app), app.name)
+    found = _deferred.get(key)
+    if found is None:
+        specs = []
+        for index, t in enumerate(templates):
+            name = f"{app.name}__{t.func_name}"
+            if name in HIDDEN_AUI_TOOLS:
+                continue
+            specs.append((index, _spec_of_template(t, app.name, name, t.function_description)))
+        found = tuple(specs)
+        with _TEMPLATES_LOCK:
+            if len(_deferred) >= _SPECS_MAX:
+                _deferred.clear()
+            _deferred[key] = found
+    return found
+
+
+#: `deferred_specs` per (app class, app name): immutable, shared by rollouts.
+_deferred: dict[tuple[Any, ...], tuple[tuple[int, ToolSpec], ...]] = {}
+
+
+def _description_suffix(app: Any) -> str:
+    """What `_are_built_tools_fixup`'s function appends to each description (`MessagingAppV2`'s mode)."""
+    from are.simulation.apps.messaging_v2 import MessagingAppMode
+
+    if app.mode == MessagingAppMode.PHONE_NUMBER:
+        return "\n\n All the User Ids for this tool (user_id, recipient_id, sender_id, ...) are Phone numbers"
+    if app.mode == MessagingAppMode.NAME:
+        return "\n\n All the User Ids for this tool (user_id, recipient_id, sender_id, ...) are User Ids that are internal, and thus names and Ids need to be matched"
+    return ""
 
 
 # --------------------------------------------------------------------------------------------
@@ -111,7 +199,7 @@ def _are_built_tools_fixup(app: Any) -> Any:
     mirrors (`MessagingAppV2`'s description suffix), or False for any other override (and for an
     app whose `get_tools` is not `App`'s): such an app's tools are left to ARE."""
     from are.simulation.apps.app import App
-    from are.simulation.apps.messaging_v2 import MessagingAppMode, MessagingAppV2
+    from are.simulation.apps.messaging_v2 import MessagingAppV2
 
     cls = type(app)
     if cls.get_tools is not App.get_tools or cls._get_or_initialize_tools is not App._get_or_initialize_tools:
@@ -122,11 +210,8 @@ def _are_built_tools_fixup(app: Any) -> Any:
     if override is MessagingAppV2.get_tools_with_attribute:  # are/simulation/apps/messaging_v2.py:1102-1128
 
         def messaging_suffix(tools: list[Any]) -> None:
-            if app.mode == MessagingAppMode.PHONE_NUMBER:
-                suffix = "\n\n All the User Ids for this tool (user_id, recipient_id, sender_id, ...) are Phone numbers"
-            elif app.mode == MessagingAppMode.NAME:
-                suffix = "\n\n All the User Ids for this tool (user_id, recipient_id, sender_id, ...) are User Ids that are internal, and thus names and Ids need to be matched"
-            else:
+            suffix = _description_suffix(app)
+            if not suffix:
                 return
             for tool in tools:
                 if tool.function_description is not None:
@@ -273,6 +358,33 @@ def _template_args(tool: Any) -> bool:
         if t.function is tool.function:
             return len(t.args) == len(tool.args) and all(a is b or a.__dict__ == b.__dict__ for a, b in zip(t.args, tool.args))
     return False
+
+
+def _spec_of_template(t: _ToolTemplate, app_name: str, name: str, description: str | None) -> ToolSpec:
+    """`_spec_of` of the tool `build_agent_tools` makes from template `t` for app `app_name`."""
+    variadic = _variadic_params(t)
+    args = tuple(
+        ToolArg(
+            name=a.name,
+            type_hint=a.type_obj,
+            type_text=str(a.arg_type),
+            description=a.description or "",
+            required=not a.has_default,
+            default=a.default if a.has_default else None,
+        )
+        for a in t.args
+        if a.name not in variadic
+    )
+    return ToolSpec(
+        name=name,
+        app_name=app_name,
+        app_class=t.class_name,
+        method=name.split("__", 1)[1] if "__" in name else name,
+        description=description or "",
+        args=args,
+        return_type=str(t.return_type),
+        writes=bool(t.write_operation),
+    )
 
 
 def _spec_of(tool: Any) -> ToolSpec:

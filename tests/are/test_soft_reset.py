@@ -69,21 +69,26 @@ def test_a_files_app_the_oracle_changed_is_reloaded(judge_pool, monkeypatch):
 
 
 def test_initialize_keeps_the_same_initial_state_as_ares():
-    """`initialize_scenario` reads the Files app's tree with `os.scandir`; the JSON copy is ARE's, text for text."""
-    from are.simulation.utils import EnumEncoder
-
+    """`initialize_scenario` leaves the Files app's tree to be written at first use; the JSON copy
+    is ARE's, text for text, for every other app, and for the Files app the same tree (ARE's lists
+    each folder in the disk's order, which is the file system's; ours in the scenario's)."""
     text = UNIVERSE.read_text()
     ours = loading.parse_scenario_json(text, UNIVERSE)
-    loading.initialize_scenario(ours)
+    trees = loading.initialize_scenario(ours)
     theirs = loading.parse_scenario_json(text, UNIVERSE)
     theirs.initialize()
     assert ours._initialized and list(ours._initial_apps) == list(theirs._initial_apps)
-    (ours_fs,), (theirs_fs,) = loading._file_system_apps(ours), loading._file_system_apps(theirs)
+    (ours_fs,) = loading._file_system_apps(ours)
+    assert set(trees) == {ours_fs.name} and not os.listdir(ours_fs.tmpdir)  # nothing written yet
     for name, entry in theirs._initial_apps.items():
         mine = ours._initial_apps[name]
-        if name == ours_fs.name:  # only the sandbox folder's own name differs
-            assert mine["serialized_state"] == json.dumps(ours_fs.get_state(), cls=EnumEncoder)
-            mine = {**mine, "serialized_state": mine["serialized_state"].replace(ours_fs.tmpdir, theirs_fs.tmpdir)}
+        if name == ours_fs.name:  # the same tree; only the sandbox folder's own name differs
+            mine_state, their_state = json.loads(mine["serialized_state"]), json.loads(entry["serialized_state"])
+            assert mine_state["tmpdir"] == ours_fs.tmpdir and mine_state["files"] == trees[name]
+            assert _paths(mine_state["files"]) == _paths(their_state["files"]) and mine["class_name"] == entry["class_name"]
+            loading.stabilize_file_systems(ours, pending=trees)
+            assert _paths(ours_fs.get_state()["files"]) == _paths(their_state["files"])  # written at its first use
+            continue
         assert mine == entry, name
     assert len(ours.events) == len(theirs.events)
 

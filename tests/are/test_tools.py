@@ -120,9 +120,59 @@ def test_templates_are_built_once_per_class():
 def test_a_session_s_tools_call_through_ares_apptool_and_log_the_event(judge_pool):
     with Session.open(UNIVERSE, judge_pool=judge_pool) as s:
         spec, tool = s._tools["Calendar__get_calendar_events_from_to"]
+        assert isinstance(tool, tools.DeferredTool)  # not built until called
+        tool = s.app_tools[spec.name]
         assert isinstance(tool, AppTool) and tool.class_instance in s.scenario.apps
         before = len(s.env.event_log())
         outcome = s.call_tool(spec.name, {"start_datetime": "2024-10-15 00:00:00", "end_datetime": "2024-10-16 00:00:00"})
         assert outcome.error is None
         logged = s.env.event_log()[before:]
         assert [e.tool_name for e in logged if e.event_type == EventType.AGENT] == ["CalendarApp__get_calendar_events_from_to"]
+
+
+def _eager(scenario: Any) -> dict[str, Any]:
+    """The session's tools as they were built before deferral: every app's `AppTool`s, each's spec."""
+    out = {}
+    for tool in tools.scenario_tools(scenario):
+        if tool.name not in tools.HIDDEN_AUI_TOOLS:
+            spec = tools._spec_of(tool)
+            out[spec.name] = (spec, tool)
+    return out
+
+
+SMALLEST = min((p for p in (REPO / "scenarios").rglob("*.json") if p.name != "manifest.json"), key=lambda p: (p.stat().st_size, str(p)))
+
+
+@pytest.mark.parametrize("path", [SMALLEST, UNIVERSE], ids=lambda p: p.stem)
+def test_deferred_tools_have_the_specs_and_order_of_built_ones_and_build_the_same_apptools(path):
+    deferred = loading.parse_scenario_json(path.read_text(), path)
+    deferred.initialize()
+    built = loading.parse_scenario_json(path.read_text(), path)
+    built.initialize()
+    ours, theirs = tools.agent_tools(deferred), _eager(built)
+    assert list(ours) == list(theirs)
+    assert [spec for spec, _ in ours.values()] == [spec for spec, _ in theirs.values()]
+    assert any(isinstance(t, tools.DeferredTool) for _, t in ours.values())
+    resolved = [tools.resolve(t) for _, t in ours.values()]
+    for a, b in zip(resolved, [t for _, t in theirs.values()], strict=True):
+        assert a.name == b.name and type(a.class_instance) is type(b.class_instance) and a.function_description == b.function_description
+
+
+@pytest.mark.parametrize("mode", [MessagingAppMode.PHONE_NUMBER, MessagingAppMode.NAME])
+def test_deferred_messaging_specs_are_the_built_ones(mode):
+    app = MessagingAppV2()
+    app.mode = mode
+    specs = tools.deferred_specs(app)
+    assert specs is not None
+    built = [tools._spec_of(t) for t in tools.build_agent_tools(app) or [] if t.name not in tools.HIDDEN_AUI_TOOLS]
+    assert [spec for _, spec in specs] == built
+
+
+def test_an_app_with_an_instance_tool_or_a_built_registry_is_not_deferred():
+    app = _WithInstanceTool()
+    app.echo = app_tool()(lambda text: text)  # type: ignore[attr-defined]
+    assert tools.deferred_specs(app) is None
+    plain = _WithInstanceTool()
+    assert tools.deferred_specs(plain) is not None
+    plain.get_tools()  # ARE built its registry (as the augmentation does)
+    assert tools.deferred_specs(plain) is None
