@@ -17,9 +17,10 @@ from orchestra.models import ModelConfig
 from orchestra.openai_client import TOKEN_REQUEST
 from orchestra.record import RolloutRecord
 from orchestra.rl.env import POLICY_MODEL
+from orchestra.runs.executors import Executor
 from orchestra.runs.preflight import DEFAULT_TIMEOUT, PassedChecks
 from orchestra.runs.preflight import preflight as check_batch
-from orchestra.runs.runner import execute_all
+from orchestra.runs.runner import check_executor_options, execute_all
 from orchestra.scenario_files import ScenarioFile
 from orchestra.spec import RolloutSpec
 
@@ -34,7 +35,7 @@ async def rollouts(
     model: str | None = None,
     api_key: str | None = None,
     concurrency: int = 8,
-    executor: str = "local",
+    executor: str | Executor = "local",
     host: Host | None = None,
     judge_pool: JudgePool | None = None,
     workers: int | None = None,
@@ -52,7 +53,10 @@ async def rollouts(
     with models of their own keep them. Runs through the runner's executor seam: `executor`
     `local` (this event loop, `concurrency` rollouts at once), `process` or `ray` (`workers`
     processes or Ray actors, `concurrency` rollouts each; `address` joins a Ray cluster, whose
-    nodes must reach `endpoint`).
+    nodes must reach `endpoint`) — or an `Executor` built already, which keeps its own workers
+    (`workers` and `address` are refused with it). A trainer calling `rollouts` once per step
+    passes one `ProcessExecutor(workers, keep_alive=True)` to every call: its worker processes
+    start once and serve every step (each step's `anyio.run` included) until its `close()`.
 
     `preflight` (the default) checks the batch first, as `orchestra run` does: an endpoint that
     refuses the connection or does not list its models within `preflight_timeout` seconds, a
@@ -70,6 +74,7 @@ async def rollouts(
         raise TypeError(f"rollouts: endpoint is a URL ('http://host:port/v1') or a ModelConfig, got {type(endpoint).__name__} {endpoint!r:.60}")
     if group_size < 1:
         raise OrchestraError(f"group_size must be 1 or more, got {group_size}")
+    check_executor_options(executor, workers=workers, address=address)  # before the preflight
     if isinstance(endpoint, ModelConfig):
         target = endpoint
     else:

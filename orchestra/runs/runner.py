@@ -25,7 +25,7 @@ from orchestra.runs.run_dir import rollout_key
 from orchestra.scenario_files import ScenarioFile, resolve
 from orchestra.spec import AgentConfig, OracleConfig, PerturbationKind, RolloutSpec, TeamConfig
 
-__all__ = ["execute_all", "execute_sources_sync", "in_batch_order", "specs_for"]
+__all__ = ["check_executor_options", "execute_all", "execute_sources_sync", "in_batch_order", "specs_for"]
 
 
 def specs_for(
@@ -75,9 +75,11 @@ async def execute_all(
 ) -> AsyncIterator[RolloutRecord]:
     """Yield one record per spec as each finishes (spec order when `concurrency` is 1 with
     `local`, or with one worker). `executor`: a registered executor's name (built with `workers`
-    and `address`; `orchestra plugins` lists them) or an `Executor`; `concurrency` is per worker."""
+    and `address`; `orchestra plugins` lists them) or an `Executor` (built already: `workers` and
+    `address` are refused with it); `concurrency` is per worker."""
     if concurrency < 1:
         raise OrchestraError(f"concurrency must be 1 or more, got {concurrency}")
+    check_executor_options(executor, workers=workers, address=address)
     host = host or Host.create()
     chosen = host.executor(executor, workers=workers, address=address) if isinstance(executor, str) else executor
     if not chosen.in_process and "orchestra.tracing" in sys.modules:
@@ -88,6 +90,19 @@ async def execute_all(
     run = chosen.run(list(specs), host=host, judge_pool=judge_pool, concurrency=concurrency)
     async for record in run:
         yield record
+
+
+def check_executor_options(executor: str | Executor, *, workers: int | None, address: str | None) -> None:
+    """`workers` and `address` build a named executor; an `Executor` instance comes built with its
+    own (`ProcessExecutor(2, keep_alive=True)`): giving them too is refused rather than ignored."""
+    if isinstance(executor, str) or (workers is None and address is None):
+        return
+    given = " and ".join(f"{name}={value!r}" for name, value in (("workers", workers), ("address", address)) if value is not None)
+    name = getattr(executor, "name", type(executor).__name__)
+    raise OrchestraError(
+        f"{given} builds a named executor; the {name} executor given is built already and keeps its own settings "
+        f"(pass executor={name!r} with {given}, or build the executor with them)"
+    )
 
 
 def execute_sources_sync(

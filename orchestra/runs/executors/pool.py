@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 
 import anyio
 
@@ -18,7 +18,7 @@ Batch = Sequence[tuple[RolloutSpec, ScenarioFile | None]]
 Submit = Callable[[int, Task], Awaitable[RolloutRecord]]
 
 
-async def dispatch(batch: Batch, *, workers: int, concurrency: int, submit: Submit) -> AsyncIterator[RolloutRecord]:
+async def dispatch(batch: Batch, *, workers: int, concurrency: int, submit: Submit) -> AsyncGenerator[RolloutRecord, None]:
     """Send the batch's rollouts to `workers` workers, at most `concurrency` on each at once, in
     batch order as slots free up (a scenario file is read only then), and yield each record as it
     comes back — in batch order when there is one slot in all. A rollout whose worker returned no
@@ -49,4 +49,8 @@ async def dispatch(batch: Batch, *, workers: int, concurrency: int, submit: Subm
         tg.start_soon(feed)
         async with records:
             async for record in records:
-                yield record
+                try:
+                    yield record
+                except GeneratorExit:  # the caller closed the batch early: stop what runs, end without an error group
+                    tg.cancel_scope.cancel()
+                    return
