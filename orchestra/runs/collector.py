@@ -33,7 +33,7 @@ import os
 import threading
 from collections.abc import Iterator
 
-__all__ = ["BATCH_GC_ENV", "batch_collection", "rollout_finished"]
+__all__ = ["BATCH_GC_ENV", "batch_collection", "note_concurrency", "rollout_finished"]
 
 #: `ORCHESTRA_BATCH_GC=0`: leave the collector as it is while batches run.
 BATCH_GC_ENV = "ORCHESTRA_BATCH_GC"
@@ -99,3 +99,11 @@ def rollout_finished() -> None:
             _finished = 0
     if due:
         gc.collect()
+
+
+def note_concurrency(concurrency: int) -> None:
+    """A running batch holds up to `concurrency` rollouts at once (a worker learns it per task): sweep no more often than that."""
+    global _interval
+    with _lock:
+        if _depth:
+            _interval = max(_interval, concurrency, MIN_INTERVAL)

@@ -38,6 +38,7 @@ from orchestra.are.judge_pool import JudgePool
 from orchestra.errors import OrchestraError
 from orchestra.host import Host
 from orchestra.record import RolloutRecord
+from orchestra.runs.collector import batch_collection, note_concurrency, rollout_finished
 from orchestra.runs.executors import WORKER_NAME_PREFIX
 from orchestra.runs.executors.pool import Batch, dispatch
 from orchestra.runs.executors.worker import HostRecipe, Task, WorkerError, run_task
@@ -412,6 +413,7 @@ async def _serve(conn: Connection, host: Host) -> None:
     async def one(call_id: int, task: Task) -> None:
         async with limiter:
             record: Any = await run_task(task, host)
+        rollout_finished()
         async with sending:
             try:
                 await anyio.to_thread.run_sync(conn.send, (call_id, record))
@@ -420,15 +422,18 @@ async def _serve(conn: Connection, host: Host) -> None:
             except Exception as exc:  # a record that cannot be pickled: say so rather than hang the call
                 await anyio.to_thread.run_sync(conn.send, (call_id, f"the worker could not send the record back: {type(exc).__name__}: {exc}"))
 
-    async with anyio.create_task_group() as tg:
-        while True:
-            try:
-                message = await anyio.to_thread.run_sync(conn.recv, abandon_on_cancel=True)
-            except (EOFError, OSError):
-                message = None
-            if message is None:  # the caller is done (or gone): stop what runs
-                tg.cancel_scope.cancel()
-                break
-            call_id, task, concurrency = message
-            limiter.total_tokens = concurrency
-            tg.start_soon(one, call_id, task)
+    # a worker is a batch runner for its whole life: the collector as a batch wants it (`orchestra.runs.collector`)
+    with batch_collection():
+        async with anyio.create_task_group() as tg:
+            while True:
+                try:
+                    message = await anyio.to_thread.run_sync(conn.recv, abandon_on_cancel=True)
+                except (EOFError, OSError):
+                    message = None
+                if message is None:  # the caller is done (or gone): stop what runs
+                    tg.cancel_scope.cancel()
+                    break
+                call_id, task, concurrency = message
+                limiter.total_tokens = concurrency
+                note_concurrency(concurrency)
+                tg.start_soon(one, call_id, task)
