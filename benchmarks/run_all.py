@@ -348,40 +348,54 @@ def fig_concurrency(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def fig_executor(args: argparse.Namespace) -> dict[str, Any]:
-    """Rollouts per second at `--executor-level` concurrent rollouts: one process (`local`) against
-    `--executor process --workers N` (each worker `level / N` at once), same mock, same specs;
-    worker start-up included (what a batch pays)."""
+    """Rollouts per second of `--executor-level` rollouts: one process (`local`, all at once) against
+    `--executor process --workers N` (each worker `level / N` at once), same mock, same specs, the
+    two alternated `--repeats` times. The workers are kept alive across batches (`ProcessExecutor(
+    keep_alive=True)`), as a trainer keeps them across training steps; a warm-up batch of each
+    first (imports, the template, the judge, the workers' start: what a run pays once, reported
+    apart as `start_s`). `--executor-latency` (default 0: the mock answers at once) makes the batch
+    CPU-bound: at the concurrency figure's 500 ms a batch of 256 is bound by the model's latency
+    (2 s for 4 calls) and one process already reaches most of it, so a second core has nothing to add."""
     import anyio
 
     from orchestra.rl import EnvConfig
     from orchestra.rl.batches import rollouts
+    from orchestra.runs.executors.process import ProcessExecutor
     from orchestra_dev.mock_openai import mock_in_child
 
     path = smallest_scenario()
     n = 8 if args.quick else args.executor_level
     workers = args.workers
-    latency = 0.05 if args.quick else args.latency
+    latency = args.executor_latency
     config = EnvConfig(max_steps=2 if args.quick else args.model_steps)
     specs = [config.spec(str(path), sample_index=i) for i in range(n)]
     out: dict[str, Any] = {"scenario": str(path.relative_to(REPO)), "rollouts": n, "workers": workers, "latency_s": latency}
-    with mock_in_child(latency) as url:
+    walls: dict[str, list[float]] = {"local": [], "process": []}
+    hashes: dict[str, list[str]] = {}
+    errors: dict[str, int] = {"local": 0, "process": 0}
+    with mock_in_child(latency) as url, ProcessExecutor(workers, keep_alive=True) as pool:
 
-        async def run(executor: str, per: int, w: int | None) -> list[Any]:
-            return [r async for r in rollouts(specs, url, model="bench", concurrency=per, executor=executor, workers=w)]
+        async def run(name: str) -> list[Any]:
+            if name == "local":
+                return [r async for r in rollouts(specs, url, model="bench", concurrency=n)]
+            return [r async for r in rollouts(specs, url, model="bench", concurrency=max(1, n // workers), executor=pool)]
 
-        anyio.run(run, "local", n, None)  # warm-up: imports, the template, litellm's first import
-        for name, per, w in (("local", n, None), ("process", max(1, n // workers), workers)):
+        for name in ("local", "process"):  # warm-up: imports, templates, judges, the workers' start
             t0 = time.perf_counter()
-            records = anyio.run(run, name, per, w)
-            wall = time.perf_counter() - t0
-            out[name] = {
-                "wall_s": wall,
-                "rollouts_per_s": len(records) / wall,
-                "errors": sum(1 for r in records if r.error),
-                "hashes": sorted(r.result.event_log_sha256 for r in records if r.result),
-            }
+            anyio.run(run, name)
+            out[f"{name}_start_s"] = time.perf_counter() - t0
+        for _ in range(1 if args.quick else args.repeats):
+            for name in ("local", "process"):
+                t0 = time.perf_counter()
+                records = anyio.run(run, name)
+                walls[name].append(time.perf_counter() - t0)
+                errors[name] += sum(1 for r in records if r.error)
+                hashes[name] = sorted(r.result.event_log_sha256 for r in records if r.result)
+    for name in ("local", "process"):
+        wall = statistics.median(walls[name])
+        out[name] = {"wall_s": wall, "walls_s": walls[name], "rollouts_per_s": n / wall, "errors": errors[name]}
     out["speedup"] = out["process"]["rollouts_per_s"] / out["local"]["rollouts_per_s"]
-    out["identical"] = out["process"].pop("hashes") == out["local"].pop("hashes")
+    out["identical"] = hashes["process"] == hashes["local"]
     return out
 
 
@@ -601,7 +615,7 @@ def _rows(results: dict[str, Any]) -> list[Row]:
         r = results["executor"]
         out.append(
             (
-                f"{r['rollouts']} rollouts, --executor process --workers {r['workers']}",
+                f"{r['rollouts']} rollouts, --executor process --workers {r['workers']} (kept alive), mock {r['latency_s'] * 1000:.0f} ms/call",
                 f"{r['process']['rollouts_per_s']:.2f} rollouts/s, {r['process']['errors']} errors, records identical: {r['identical']}",
                 f"one process: {r['local']['rollouts_per_s']:.2f} rollouts/s",
                 f"{r['speedup']:.2f}x",
@@ -693,6 +707,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--executor-level", type=int, default=256, help="concurrent rollouts of the executor figure")
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="worker processes of the executor figure (default: one per CPU)")
     parser.add_argument("--latency", type=float, default=0.5, help="mock model latency per call, seconds")
+    parser.add_argument("--executor-latency", type=float, default=0.0, help="mock model latency of the executor figure (default 0: CPU-bound)")
     parser.add_argument("--model-steps", type=int, default=4, help="model calls per rollout in the concurrency figure")
     parser.add_argument("--json", type=Path, help="also write every figure here")
     args = parser.parse_args(argv)

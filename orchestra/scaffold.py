@@ -8,7 +8,9 @@ history. Scaffolds are registered by name through the `register_scaffolds` hook,
 from __future__ import annotations
 
 import json
+import threading
 from abc import ABC, abstractmethod
+from collections import OrderedDict
 from collections.abc import Generator
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -205,7 +207,28 @@ def _to_text(value: Any) -> str:
 
 
 def render_tool_list(tools: dict[str, ToolSpec]) -> str:
-    """A compact tool list in the layout of ARE's tool-box template (non-ARE scaffolds)."""
+    """A compact tool list in the layout of ARE's tool-box template (non-ARE scaffolds). The same
+    specs (the objects: `ToolSpec`s are frozen, and shared by the rollouts of a scenario) render
+    once per process: every rollout's system prompt holds this text."""
+    key = tuple((name, id(spec)) for name, spec in tools.items())
+    with _rendered_lock:
+        found = _rendered.get(key)
+        if found is not None:
+            _rendered.move_to_end(key)
+            return found[1]
+    text = _render_tool_list(tools)
+    with _rendered_lock:
+        _rendered[key] = (tuple(tools.values()), text)  # the specs kept alive: no other object takes their ids
+        while len(_rendered) > 64:
+            _rendered.popitem(last=False)
+    return text
+
+
+_rendered: OrderedDict[tuple[tuple[str, int], ...], tuple[tuple[ToolSpec, ...], str]] = OrderedDict()
+_rendered_lock = threading.Lock()
+
+
+def _render_tool_list(tools: dict[str, ToolSpec]) -> str:
     lines = []
     for spec in tools.values():
         inputs = {a.name: {"description": a.description, "type": a.type_text} for a in spec.args}

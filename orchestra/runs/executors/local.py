@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 import anyio
+import anyio.lowlevel
 
 from orchestra.are.judge_pool import JudgePool
 from orchestra.errors import OrchestraError
@@ -50,6 +51,10 @@ class LocalExecutor:
             async with anyio.create_task_group() as tg:
                 for spec, file in batch:
                     tg.start_soon(worker, spec, file)
+                    # one turn of the event loop between two starts: the rollout just started sends its
+                    # first model request before the next one's start (CPU) runs — started all at once,
+                    # 256 starts ran before any request went out, and every rollout waited for all of them
+                    await anyio.lowlevel.checkpoint()
             await send.aclose()
 
         async with anyio.create_task_group() as tg:
