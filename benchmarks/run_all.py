@@ -196,7 +196,7 @@ def fig_cold(args: argparse.Namespace) -> dict[str, Any]:
     from are.simulation.scenarios.scenario_imported_from_json.utils import preprocess_scenario
     from are.simulation.validation import ScriptedGraphPerEventJudgeConfig
 
-    from orchestra.are import judge_pool
+    from orchestra.are import judge_pool, loading
     from orchestra.are.judge_pool import _no_llm_engine
     from orchestra.scenario_files import read_scenario_file
     from orchestra.session import Session
@@ -206,6 +206,7 @@ def fig_cold(args: argparse.Namespace) -> dict[str, Any]:
     pool.warm()
 
     def ours() -> None:
+        loading.process_templates().clear()  # cold: no copy of a world loaded before
         with Session.open(read_scenario_file(path), judge_pool=pool):
             pass
 

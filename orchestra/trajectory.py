@@ -24,10 +24,12 @@ loop's data and never changes the loop: event logs, hashes and rewards are the s
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Collection, Iterable, Sequence
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from orchestra.types import AgentLedger, Delegation, ModelRequest, ModelResponse, ToolCall, ToolOutcome, ToolSpec
 
@@ -57,7 +59,10 @@ CallProblem = Literal["unknown_tool", "bad_arguments", "refused"]
 
 
 class ToolName(BaseModel):
-    """One tool of an agent: the name the model sees and the name ARE's event log and judge use."""
+    """One tool of an agent: the name the model sees and the name ARE's event log and judge use.
+    Frozen: the rollouts of a scenario share their tool tables (`_tool_table`)."""
+
+    model_config = ConfigDict(frozen=True)
 
     #: As the model saw it and writes it (`<App instance>__<method>`: `Chats__send_message`, `Messages__expert_agent`).
     name: str
@@ -243,6 +248,32 @@ class Trajectory(BaseModel):
 # ------------------------------------------------------------------------------------ helpers
 
 
+def _tool_table(tools: dict[str, ToolSpec], are_tools: Collection[str]) -> tuple[ToolName, ...]:
+    """An agent's tool table: the same specs (objects: frozen, shared by the rollouts of a scenario)
+    with the same ARE tools give the same table, built once per process (44 models per agent per
+    rollout were a fifth of a rollout's start)."""
+    key = tuple((name, id(spec), spec.name in are_tools) for name, spec in tools.items())
+    with _tables_lock:
+        found = _tables.get(key)
+        if found is not None:
+            _tables.move_to_end(key)
+            return found[1]
+    # built without validation: every field is a `ToolSpec`'s string (a frozen dataclass)
+    table = tuple(
+        ToolName.model_construct(name=s.name, event_name=event_name(s, are_tools), app=s.app_name, app_class=s.app_class, method=s.method)
+        for s in tools.values()
+    )
+    with _tables_lock:
+        _tables[key] = (tuple(tools.values()), table)  # the specs kept alive: no other object takes their ids
+        while len(_tables) > 256:
+            _tables.popitem(last=False)
+    return table
+
+
+_tables: OrderedDict[tuple[tuple[str, int, bool], ...], tuple[tuple[ToolSpec, ...], tuple[ToolName, ...]]] = OrderedDict()
+_tables_lock = threading.Lock()
+
+
 def event_name(spec: ToolSpec, are_tools: Collection[str]) -> str | None:
     """The name ARE's event log gives a call of `spec` (`<App class>__<method>`), or None when
     ARE never logs it (not one of the scenario's app tools, nor an app's expert tool)."""
@@ -339,11 +370,7 @@ class TrajectoryRecorder:
         are_tools: Collection[str],
     ) -> None:
         """An agent starts: its identity and its tool table (told again, the table is replaced)."""
-        # built without validation: every field is a `ToolSpec`'s string (a frozen dataclass)
-        table = [
-            ToolName.model_construct(name=s.name, event_name=event_name(s, are_tools), app=s.app_name, app_class=s.app_class, method=s.method)
-            for s in tools.values()
-        ]
+        table = list(_tool_table(tools, are_tools))
         before = self._agents.get(name)
         entry = AgentTrajectory(name=name, role=role, parent=parent, app=app, task=task, model=model, scaffold=scaffold, tools=table)
         if before is not None:  # told again (its tools shaped since): what it did so far stays
