@@ -16,6 +16,14 @@ from support.helpers import REPO, STARTER
 SUBSET = [p for p in STARTER if p.stem in ("starter_execution_calendar", "starter_search_lookup", "starter_time_deadline", "starter_adaptability_reply")]
 
 
+class InlinePlugin:
+    """An inline plugin object that registers nothing: picklable, and its class importable in a
+    worker process (`tests/support` is on the path a spawned worker inherits; a test module is not)."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+
+
 def line(record: RolloutRecord) -> str:
     """A record as results.jsonl writes it."""
     return json.dumps(record.compact(), sort_keys=True, separators=(",", ":"), default=str)

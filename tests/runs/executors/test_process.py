@@ -17,7 +17,7 @@ from orchestra.record import RolloutRecord
 from orchestra.runs.executors.process import ProcessExecutor
 from orchestra.runs.executors.worker import HostRecipe
 from orchestra.runs.runner import execute_all
-from support.executor_batches import line, oracle_team_batch, run_batch
+from support.executor_batches import InlinePlugin, line, oracle_team_batch, run_batch
 
 
 def test_records_equal_local_on_the_subset(subset: Path, subset_reference: list[str]) -> None:
@@ -51,24 +51,17 @@ def test_a_killed_worker_costs_only_the_rollout_it_held(subset: Path, subset_ref
     assert set(kept) <= set(subset_reference) and len(kept) == len(batch) - 1  # the others, untouched
 
 
-class _Counter:
-    """An inline plugin object (picklable: its class is importable) that registers nothing."""
-
-    def __init__(self, n: int) -> None:
-        self.n = n
-
-
 def test_the_host_recipe_carries_inline_plugins_and_log_levels(monkeypatch: pytest.MonkeyPatch) -> None:
     import logging
 
-    host = Host.create([_Counter(3)])
+    host = Host.create([InlinePlugin(3)])
     monkeypatch.setattr(logging.getLogger("are"), "level", logging.CRITICAL)  # as the CLI quiets ARE
     recipe = HostRecipe.of(host)
     assert [kind for kind, _ in recipe.inline] == ["object"]
     monkeypatch.setattr(logging.getLogger("are"), "level", logging.NOTSET)  # a fresh worker process
     rebuilt = recipe.build()
     assert rebuilt.plugin_names == host.plugin_names
-    assert rebuilt.pm.get_plugin("_Counter").n == 3
+    assert rebuilt.pm.get_plugin("InlinePlugin").n == 3
     assert logging.getLogger("are").level == logging.CRITICAL
 
 
@@ -222,7 +215,7 @@ def test_a_kept_alive_pool_restarts_for_another_host_and_stops_with_its_block(su
                 await records(executor, Host.create())
             await run.aclose()  # ended early, holding no rollout: the worker stays
             assert executor.pids == first
-            assert [r.status for r in await records(executor, Host.create([_Counter(1)]))] == ["PASS"]  # other plugins
+            assert [r.status for r in await records(executor, Host.create([InlinePlugin(1)]))] == ["PASS"]  # other plugins
             second = list(executor.pids)
             assert second != first and _gone(first[0])  # workers built for one host never serve another's
         return first, second
