@@ -152,6 +152,23 @@ class Rollout:
             if self._session is not None:
                 self._session.close()
 
+    def release(self) -> None:
+        """Let the world go: this closed rollout's session (ARE's scenario, apps and environment, the
+        judge's trigger on them) emptied and dropped (`execute` calls this once its record is made,
+        for the rollouts it makes; a rollout someone else holds is never released). The rollout, its
+        agents and its record stay readable; `session` is gone.
+
+        Why: the world refers to itself (ARE's environment and apps, the turn trigger's closure over
+        the prepared scenario), so once dropped it is garbage only the cyclic collector frees — at 256
+        concurrent rollouts, ~550 objects each, freed in one sweep of ~0.3 s at the end of the batch,
+        on its critical path. Emptied here, it is freed by reference counting as each rollout ends.
+        Only this rollout's own session objects are emptied (never a judge, a template or a tool
+        spec it shares); nothing the record holds is touched."""
+        session, self._session, self._stepper = self._session, None, None
+        if session is not None:
+            for item in (session.prepared, session.env, session):
+                vars(item).clear()
+
     def __enter__(self) -> Rollout:
         return self
 
@@ -488,6 +505,7 @@ async def execute(spec: RolloutSpec, *, host: Host | None = None, judge_pool: Ju
                 result = record.result.model_copy(update={"success": None, "reward": None}) if record.result is not None else None
                 record = record.model_copy(update={"error": f"{record.error}; {closing}" if record.error else closing, "result": result})
     assert record is not None
+    rollout.release()  # the record is made and the rollout closed: nothing reads it again
     return record
 
 

@@ -240,3 +240,30 @@ def test_a_misused_step_api_raises_and_leaves_the_rollout_and_its_verdict_as_the
     with pytest.raises(OrchestraError, match=r"next_request\(\) after the rollout was closed"):
         anyio.run(closed.next_request)
     anyio.run(misuse, closed, "apply", ran, r"apply\(\) after the rollout was closed")
+
+
+def test_an_executed_rollout_lets_its_world_go_and_stays_readable() -> None:
+    """`execute` releases the rollouts it makes once their records are made: the world (session,
+    ARE's scenario and environment) is freed without the cyclic collector; the rollout, its agents
+    and the record stay readable."""
+    import gc
+    import weakref
+
+    seen: dict[str, Any] = {}
+
+    class Keep:
+        @hookimpl
+        def rollout_closed(self, rollout: Any) -> None:
+            seen["rollout"] = rollout
+            seen["agent"] = rollout.main
+            seen["scenario"] = weakref.ref(rollout.session.scenario)
+
+    spec = RolloutSpec(scenario=str(scenario("starter_search_lookup")), agent=AgentConfig(model=ModelConfig(model=ORACLE)))
+    gc.disable()
+    try:
+        record = anyio.run(lambda: execute(spec, host=Host.create([Keep()])))
+        assert seen["scenario"]() is None  # freed by reference counting: no collection ran
+    finally:
+        gc.enable()
+    assert record.error is None and record.result is not None and record.result.success
+    assert seen["agent"].name == "main" and seen["rollout"].spec == spec and seen["rollout"].agents["main"].steps > 0
