@@ -40,8 +40,8 @@ def test_the_table_has_a_row_per_figure_with_its_baseline_and_target():
     }
     rows = run_all.table(results)
     assert [r[0] for r in rows] == ["replay 51 scenarios, judged (whole process)", "orchestra --help"]
-    assert rows[0][3] == "cpu 0.50x, wall 0.80x" and rows[0][4] == "<= 0.5x" and rows[1][4] == "<= 1 s"
-    assert [r[5] for r in rows] == ["yes", "yes"]
+    assert rows[0][3] == "cpu 0.50x, wall 0.80x" and rows[0][4] == "<= 0.25x" and rows[1][4] == "<= 1 s"
+    assert [r[5] for r in rows] == ["no", "yes"]  # issue 30's target: 0.25x
 
 
 def test_met_says_whether_each_target_is_met_and_quick_marks_every_row_a_smoke_test():
@@ -90,7 +90,7 @@ def test_the_replay_figure_also_compares_the_process_executor_with_ares_pool(mon
     assert figures["cpu_ratio"] == 0.475 and figures["process"]["workers"] == 3
     assert figures["process"]["cpu_ratio"] == (30.0 / 40 + 34.0 / 40) / 2 and figures["process"]["a_wall_s"] == 7.0
     rows = run_all.table({"replay": figures})
-    assert rows[1][0] == "replay 1 scenario, judged, --executor process --workers 3" and rows[1][4] == "<= 0.5x"
+    assert rows[1][0] == "replay 1 scenario, judged, --executor process --workers 3" and rows[1][4] == "<= 0.25x"
 
 
 def test_issue_30s_figures_have_their_rows_and_targets():
