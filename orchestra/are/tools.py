@@ -101,11 +101,7 @@ def deferred_specs(app: Any) -> tuple[tuple[int, ToolSpec], ...] | None:
             if name in HIDDEN_AUI_TOOLS:
                 continue
             specs.append((index, _spec_of_template(t, app.name, name, t.function_description)))
-        found = tuple(specs)
-        with _TEMPLATES_LOCK:
-            if len(_deferred) >= _SPECS_MAX:
-                _deferred.clear()
-            _deferred[key] = found
+        found = _remember(_deferred, key, tuple(specs))
     return found
 
 
@@ -335,12 +331,17 @@ def spec_from_app_tool(tool: Any) -> ToolSpec:
     key = (function, tool.class_name, tool.app_name, tool.name, tool._public_name, tool._public_description, tool.function_description, tool.write_operation)
     spec = _specs.get(key)
     if spec is None:
-        spec = _spec_of(tool)
-        with _TEMPLATES_LOCK:
-            if len(_specs) >= _SPECS_MAX:
-                _specs.clear()
-            _specs[key] = spec
+        spec = _remember(_specs, key, _spec_of(tool))
     return spec
+
+
+def _remember(cache: dict[Any, Any], key: Any, value: Any) -> Any:
+    """`cache[key] = value` for the per-process spec caches: bounded (emptied when full), under the lock."""
+    with _TEMPLATES_LOCK:
+        if len(cache) >= _SPECS_MAX:
+            cache.clear()
+        cache[key] = value
+    return value
 
 
 #: Specs of template-built tools, by what they are made of (see `spec_from_app_tool`). Bounded;
@@ -362,52 +363,49 @@ def _template_args(tool: Any) -> bool:
 
 def _spec_of_template(t: _ToolTemplate, app_name: str, name: str, description: str | None) -> ToolSpec:
     """`_spec_of` of the tool `build_agent_tools` makes from template `t` for app `app_name`."""
-    variadic = _variadic_params(t)
-    args = tuple(
-        ToolArg(
-            name=a.name,
-            type_hint=a.type_obj,
-            type_text=str(a.arg_type),
-            description=a.description or "",
-            required=not a.has_default,
-            default=a.default if a.has_default else None,
-        )
-        for a in t.args
-        if a.name not in variadic
-    )
-    return ToolSpec(
-        name=name,
-        app_name=app_name,
-        app_class=t.class_name,
-        method=name.split("__", 1)[1] if "__" in name else name,
-        description=description or "",
-        args=args,
-        return_type=str(t.return_type),
-        writes=bool(t.write_operation),
-    )
+    return _spec(name, app_name, t.class_name, description or "", t.args, _variadic_params(t), t.return_type, t.write_operation)
 
 
 def _spec_of(tool: Any) -> ToolSpec:
-    variadic = _variadic_params(tool)
-    args = tuple(
-        ToolArg(
-            name=a.name,
-            type_hint=a.type_obj,
-            type_text=str(a.arg_type),
-            description=a.description or "",
-            required=not a.has_default,
-            default=a.default if a.has_default else None,
-        )
-        for a in tool.args
-        if a.name not in variadic
+    name = tool._public_name or tool.name
+    description = tool._public_description or tool.function_description or ""
+    return _spec(
+        name, tool.app_name, tool.class_name, description, tool.args, _variadic_params(tool), tool.return_type, tool.write_operation, private=tool.name
     )
+
+
+def _spec(
+    name: str,
+    app_name: str,
+    app_class: str,
+    description: str,
+    args: Any,
+    variadic: frozenset[str],
+    return_type: Any,
+    writes: bool | None,
+    *,
+    private: str | None = None,
+) -> ToolSpec:
+    """The `ToolSpec` of an ARE tool's parts (its method from its private name, `<app>__<method>`)."""
+    private = private or name
     return ToolSpec(
-        name=tool._public_name or tool.name,
-        app_name=tool.app_name,
-        app_class=tool.class_name,
-        method=tool.name.split("__", 1)[1] if "__" in tool.name else tool.name,
-        description=tool._public_description or tool.function_description or "",
-        args=args,
-        return_type=str(tool.return_type),
-        writes=bool(tool.write_operation),
+        name=name,
+        app_name=app_name,
+        app_class=app_class,
+        method=private.split("__", 1)[1] if "__" in private else private,
+        description=description,
+        args=tuple(
+            ToolArg(
+                name=a.name,
+                type_hint=a.type_obj,
+                type_text=str(a.arg_type),
+                description=a.description or "",
+                required=not a.has_default,
+                default=a.default if a.has_default else None,
+            )
+            for a in args
+            if a.name not in variadic
+        ),
+        return_type=str(return_type),
+        writes=bool(writes),
     )
